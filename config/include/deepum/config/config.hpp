@@ -1,0 +1,71 @@
+// deepum configuration: embedded defaults, a JSON file named by DEEPUM_CONFIG, and DEEPUM_<KEY>
+// environment overrides, turned into one validated Config. Pure C++: no CUDA headers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace deepum::config {
+
+enum class LogLevel { trace, debug, info, warn, error, off };
+
+std::string_view log_level_name(LogLevel level);
+
+// A size as the user wrote it: absolute bytes, or a share of the device's total memory (resolved
+// once the device is known).
+class SizeSpec {
+ public:
+  static SizeSpec of_bytes(std::uint64_t bytes);
+  static SizeSpec of_percent(double percent_of_device);
+
+  bool is_percent() const { return is_percent_; }
+  std::uint64_t bytes() const { return bytes_; }
+  double percent() const { return percent_; }
+  // Bytes this spec stands for on a device with `device_total_bytes` of memory.
+  std::uint64_t resolve(std::uint64_t device_total_bytes) const;
+  // Canonical text form that parse_size reads back: "8GiB", "123", "50%".
+  std::string to_string() const;
+  bool operator==(const SizeSpec&) const = default;
+
+ private:
+  bool is_percent_ = false;
+  std::uint64_t bytes_ = 0;
+  double percent_ = 0.0;
+};
+
+// Parses "8GiB", "512MiB", "1.5GiB", "4GB" (decimal), "123" (bytes), "50%". On failure returns
+// nullopt and, if `why` is given, says what was expected.
+std::optional<SizeSpec> parse_size(std::string_view text, std::string* why = nullptr);
+
+struct Config {
+  bool enabled = true;
+  SizeSpec alloc_limit = SizeSpec::of_percent(100.0);     // what the app may allocate in total
+  SizeSpec resident_limit = SizeSpec::of_percent(100.0);  // what may stay resident on the GPU
+  LogLevel log_level = LogLevel::info;
+  std::string log_file;    // empty: stderr
+  std::string stats_file;  // empty: no JSON statistics file
+  bool summary = true;     // print the one-screen summary at exit
+};
+
+// Returns the value of an environment variable, or nullptr. Injected so tests need no real env.
+using EnvLookup = std::function<const char*(const char*)>;
+
+struct ConfigLoad {
+  Config config;       // the defaults when `error` is set
+  std::string error;   // empty on success, else one message naming the file, key or line
+  std::string origin;  // where the values came from, e.g. "defaults + /x/deepum.json + env"
+  bool ok() const { return error.empty(); }
+};
+
+// Reads DEEPUM_CONFIG (a JSON file path) if set, then every DEEPUM_<KEY> variable.
+ConfigLoad load_config(const EnvLookup& env);
+// Same, from JSON text already in memory; `file_name` names it in messages.
+ConfigLoad load_config_text(std::string_view json_text, std::string_view file_name, const EnvLookup& env);
+
+// The keys table (key, type, default, description) as a Markdown table, for docs and `deepum config`.
+std::string keys_markdown_table();
+
+}  // namespace deepum::config

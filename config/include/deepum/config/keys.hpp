@@ -1,0 +1,58 @@
+// The table of configuration keys. One row per key drives the JSON file, the DEEPUM_<KEY>
+// environment variables and the documentation, so a new key (or a whole nested section such as
+// `prefetch.*`) is added by adding rows to the table in config/src/keys.cpp.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "deepum/config/config.hpp"
+
+namespace deepum::config {
+
+// Gives the Config member a key sets. The member's type is the key's type.
+template <typename T>
+using FieldOf = T& (*)(Config&);
+using Field = std::variant<FieldOf<bool>, FieldOf<SizeSpec>, FieldOf<LogLevel>, FieldOf<std::string>>;
+
+namespace detail {
+template <auto member, auto... nested, typename Object>
+constexpr auto& member_of(Object& object) {
+  if constexpr (sizeof...(nested) == 0) {
+    return object.*member;
+  } else {
+    return member_of<nested...>(object.*member);
+  }
+}
+}  // namespace detail
+
+// field<&Config::alloc_limit>() for a top-level key; for a key in a section, name the path of
+// members: field<&Config::prefetch, &PrefetchConfig::lookahead>().
+template <auto... members>
+constexpr auto field() {
+  return +[](Config & config) -> auto& { return detail::member_of<members...>(config); };
+}
+
+struct KeySpec {
+  std::string_view name;          // dotted path in the JSON file; "a.b" is also DEEPUM_A_B
+  std::string_view default_text;  // as a user would write it; must say what Config{} holds
+  std::string_view description;   // one line for the keys table
+  Field field;
+};
+
+// Every key deepum knows, in documentation order.
+std::span<const KeySpec> config_keys();
+
+// The environment variable for a dotted key: "prefetch.lookahead" -> "DEEPUM_PREFETCH_LOOKAHEAD".
+std::string env_var_name(std::string_view key_name);
+
+// load_config, load_config_text and keys_markdown_table over another table (tests use this to
+// exercise nested sections before the real table has one).
+ConfigLoad load_config(const EnvLookup& env, std::span<const KeySpec> keys);
+ConfigLoad load_config_text(std::string_view json_text, std::string_view file_name, const EnvLookup& env,
+                            std::span<const KeySpec> keys);
+std::string keys_markdown_table(std::span<const KeySpec> keys);
+
+}  // namespace deepum::config

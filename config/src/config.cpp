@@ -1,0 +1,446 @@
+// Loading: defaults < JSON file (DEEPUM_CONFIG) < DEEPUM_<KEY> environment variables, all driven by
+// the key table. Every public function catches everything: they run inside the preloaded library,
+// where an escaping exception would take the host program down.
+#include "deepum/config/config.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "deepum/config/keys.hpp"
+#include "size_syntax.hpp"
+#include "text.hpp"
+
+namespace deepum::config {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kConfigEnvVar[] = "DEEPUM_CONFIG";
+constexpr std::array kLogLevels{LogLevel::trace, LogLevel::debug, LogLevel::info,
+                                LogLevel::warn,  LogLevel::error, LogLevel::off};
+constexpr std::string_view kExpectedLogLevel = "expected one of trace, debug, info, warn, error, off";
+
+// How values of each Config member type are named in the docs and read from the environment and
+// from JSON. On failure the readers say what was expected ("expected ..."). A new member type needs
+// a ValueType here and an alternative in Field.
+template <typename T>
+struct ValueType;
+
+template <>
+struct ValueType<bool> {
+  static constexpr std::string_view name = "bool";
+
+  static std::optional<bool> from_text(std::string_view text, std::string& expected) {
+    constexpr std::array kTrue{"1", "true", "yes", "on"};
+    constexpr std::array kFalse{"0", "false", "no", "off"};
+    text = trim(text);
+    for (std::string_view word : kTrue) {
+      if (equals_ignoring_case(text, word)) return true;
+    }
+    for (std::string_view word : kFalse) {
+      if (equals_ignoring_case(text, word)) return false;
+    }
+    expected = "expected one of 1, 0, true, false, yes, no, on, off";
+    return std::nullopt;
+  }
+
+  static std::optional<bool> from_json(const Json& value, std::string& expected) {
+    if (value.is_boolean()) return value.get<bool>();
+    expected = "expected true or false";
+    return std::nullopt;
+  }
+};
+
+template <>
+struct ValueType<SizeSpec> {
+  static constexpr std::string_view name = "size";
+
+  static std::optional<SizeSpec> from_text(std::string_view text, std::string& expected) {
+    return parse_size(text, &expected);
+  }
+
+  // A JSON size is a string or a whole number of bytes.
+  static std::optional<SizeSpec> from_json(const Json& value, std::string& expected) {
+    if (value.is_string()) return parse_size(value.get_ref<const std::string&>(), &expected);
+    if (value.is_number_unsigned() && value.get<std::uint64_t>() > 0) {
+      return SizeSpec::of_bytes(value.get<std::uint64_t>());
+    }
+    // Zero or negative: parse_size says why.
+    if (value.is_number_integer()) return parse_size(value.dump(), &expected);
+    expected = kExpectedSize;
+    return std::nullopt;
+  }
+};
+
+template <>
+struct ValueType<LogLevel> {
+  static constexpr std::string_view name = "log level";
+
+  static std::optional<LogLevel> from_text(std::string_view text, std::string& expected) {
+    text = trim(text);
+    for (LogLevel level : kLogLevels) {
+      if (equals_ignoring_case(text, log_level_name(level))) return level;
+    }
+    expected = kExpectedLogLevel;
+    return std::nullopt;
+  }
+
+  static std::optional<LogLevel> from_json(const Json& value, std::string& expected) {
+    if (value.is_string()) return from_text(value.get_ref<const std::string&>(), expected);
+    expected = kExpectedLogLevel;
+    return std::nullopt;
+  }
+};
+
+template <>
+struct ValueType<std::string> {
+  static constexpr std::string_view name = "string";
+
+  static std::optional<std::string> from_text(std::string_view text, std::string&) {
+    return std::string(text);
+  }
+
+  static std::optional<std::string> from_json(const Json& value, std::string& expected) {
+    if (value.is_string()) return value.get<std::string>();
+    expected = "expected a string";
+    return std::nullopt;
+  }
+};
+
+template <typename FieldAccess>
+using FieldType = std::remove_reference_t<std::invoke_result_t<FieldAccess, Config&>>;
+
+std::string_view type_name(const KeySpec& key) {
+  return std::visit([](auto access) { return ValueType<FieldType<decltype(access)>>::name; }, key.field);
+}
+
+// Reads a value of the key's type with `read(ValueType<T>, expected)` and stores it in `config`.
+// Returns what was expected when the value does not fit.
+template <typename Read>
+std::optional<std::string> store(const KeySpec& key, Config& config, const Read& read) {
+  return std::visit(
+      [&](auto access) -> std::optional<std::string> {
+        std::string expected;
+        auto value = read(ValueType<FieldType<decltype(access)>>{}, expected);
+        if (!value) return expected;
+        access(config) = std::move(*value);
+        return std::nullopt;
+      },
+      key.field);
+}
+
+const KeySpec* find_key(std::span<const KeySpec> keys, std::string_view name) {
+  for (const KeySpec& key : keys) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+// The names directly inside section `section` ("prefetch" -> "lookahead", ...), in table order.
+std::vector<std::string_view> section_members(std::span<const KeySpec> keys, std::string_view section) {
+  std::vector<std::string_view> members;
+  for (const KeySpec& key : keys) {
+    if (key.name.size() <= section.size() + 1 || !key.name.starts_with(section) ||
+        key.name[section.size()] != '.') {
+      continue;
+    }
+    std::string_view rest = key.name.substr(section.size() + 1);
+    rest = rest.substr(0, rest.find('.'));
+    if (std::find(members.begin(), members.end(), rest) == members.end()) members.push_back(rest);
+  }
+  return members;
+}
+
+std::string join(const std::vector<std::string_view>& words) {
+  std::string joined;
+  for (std::string_view word : words) {
+    if (!joined.empty()) joined += ", ";
+    joined += word;
+  }
+  return joined;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitution = diagonal + (ascii_lower(a[i - 1]) == ascii_lower(b[j - 1]) ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+std::string unknown_key_message(std::string_view name, std::span<const KeySpec> keys) {
+  const std::string message = "unknown key \"" + std::string(name) + "\"";
+  std::vector<std::string_view> key_names;
+  std::vector<std::string_view> candidates;  // the keys and the sections holding them
+  for (const KeySpec& key : keys) {
+    key_names.push_back(key.name);
+    for (std::size_t dot = key.name.find('.'); dot != std::string_view::npos;
+         dot = key.name.find('.', dot + 1)) {
+      candidates.push_back(key.name.substr(0, dot));
+    }
+    candidates.push_back(key.name);
+  }
+  std::string_view closest;
+  std::size_t closest_distance = 0;
+  for (std::string_view known : candidates) {
+    const std::size_t distance = edit_distance(name, known);
+    if (closest.empty() || distance < closest_distance) {
+      closest = known;
+      closest_distance = distance;
+    }
+  }
+  if (!closest.empty() && closest_distance <= std::max<std::size_t>(2, closest.size() / 3)) {
+    return message + " (did you mean \"" + std::string(closest) + "\"?)";
+  }
+  return message + " (the keys are " + join(key_names) + ")";
+}
+
+// A value as it appears in a message, cut short if long.
+std::string brief_json(const Json& value) {
+  constexpr std::size_t kMaxLength = 60;
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() <= kMaxLength) return text;
+  std::size_t cut = kMaxLength;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
+  return text.substr(0, cut) + "...";
+}
+
+// Applies the members of JSON object `object`, which sits at section `section` ("" for the top
+// level). Returns the error, less the "deepum: config <file>: " prefix.
+std::optional<std::string> apply_json_section(const Json& object, const std::string& section,
+                                              std::span<const KeySpec> keys, Config& config) {
+  for (const auto& item : object.items()) {
+    const Json& value = item.value();
+    const std::string name = section.empty() ? item.key() : section + "." + item.key();
+    if (const KeySpec* key = find_key(keys, name)) {
+      const auto read = [&value](auto type, std::string& expected) {
+        return type.from_json(value, expected);
+      };
+      if (auto expected = store(*key, config, read)) {
+        return "key \"" + name + "\": " + *expected + ", got " + brief_json(value);
+      }
+      continue;
+    }
+    const std::vector<std::string_view> members = section_members(keys, name);
+    if (members.empty()) return unknown_key_message(name, keys);
+    if (!value.is_object()) {
+      return "key \"" + name + "\": expected an object with the keys " + join(members) + ", got " +
+             brief_json(value);
+    }
+    if (auto error = apply_json_section(value, name, keys, config)) return error;
+  }
+  return std::nullopt;
+}
+
+// nlohmann reports the 1-based byte offset where it stopped; users want line and column.
+std::string line_and_column(std::string_view text, std::size_t byte) {
+  const std::string_view before = text.substr(0, std::min(byte == 0 ? 0 : byte - 1, text.size()));
+  const std::size_t line = 1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+  const std::size_t last_newline = before.rfind('\n');
+  const std::string_view line_text =
+      before.substr(last_newline == std::string_view::npos ? 0 : last_newline + 1);
+  // Columns count characters, not the bytes of a UTF-8 sequence.
+  const auto column = 1 + std::count_if(line_text.begin(), line_text.end(), [](char c) {
+                        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+                      });
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+// Applies a JSON file's text. Returns the whole error message.
+std::optional<std::string> apply_json_text(std::string_view text, std::string_view file_name,
+                                           std::span<const KeySpec> keys, Config& config) {
+  const std::string where = "deepum: config " + std::string(file_name);
+  Json document;
+  try {
+    document = Json::parse(text);
+  } catch (const Json::parse_error& error) {
+    // what() is "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ...".
+    std::string_view detail = error.what();
+    const std::size_t detail_start = detail.find(": ", detail.find("parse error"));
+    if (detail_start != std::string_view::npos) detail.remove_prefix(detail_start + 2);
+    return where + " " + line_and_column(text, error.byte) + ": " + std::string(detail);
+  }
+  if (!document.is_object()) {
+    return where + ": the top level must be a JSON object such as {\"alloc_limit\": \"8GiB\"}, got " +
+           brief_json(document);
+  }
+  if (auto error = apply_json_section(document, "", keys, config)) return where + ": " + *error;
+  return std::nullopt;
+}
+
+// Applies every DEEPUM_<KEY> that is set and lists them in `used`. Returns the whole error message.
+std::optional<std::string> apply_env(const EnvLookup& env, std::span<const KeySpec> keys, Config& config,
+                                     std::vector<std::string>& used) {
+  for (const KeySpec& key : keys) {
+    const std::string var = env_var_name(key.name);
+    const char* text = env(var.c_str());
+    if (text == nullptr) continue;
+    const auto read = [text](auto type, std::string& expected) { return type.from_text(text, expected); };
+    if (auto expected = store(key, config, read)) {
+      return "deepum: environment " + var + "=\"" + text + "\": " + *expected;
+    }
+    used.push_back(var);
+  }
+  return std::nullopt;
+}
+
+struct JsonFile {
+  std::string_view name;
+  std::string_view text;
+};
+
+ConfigLoad failed(std::string message) {
+  ConfigLoad result;
+  result.error = std::move(message);
+  result.origin = "defaults";
+  return result;
+}
+
+ConfigLoad load(const std::optional<JsonFile>& file, const EnvLookup& env, std::span<const KeySpec> keys) {
+  ConfigLoad result;
+  result.origin = "defaults";
+  if (file) {
+    if (auto error = apply_json_text(file->text, file->name, keys, result.config))
+      return failed(std::move(*error));
+    result.origin += " + " + std::string(file->name);
+  }
+  std::vector<std::string> env_used;
+  if (auto error = apply_env(env, keys, result.config, env_used)) return failed(std::move(*error));
+  if (!env_used.empty()) {
+    result.origin += " + env (";
+    for (std::size_t i = 0; i < env_used.size(); ++i) result.origin += (i == 0 ? "" : ", ") + env_used[i];
+    result.origin += ")";
+  }
+  return result;
+}
+
+// The file's contents, or nullopt with the system's reason in `error`.
+std::optional<std::string> read_file(const char* path, std::string& error) {
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path, "rb"), &std::fclose);
+  if (!file) {
+    error = std::generic_category().message(errno);
+    return std::nullopt;
+  }
+  std::string text;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) text.append(buffer.data(), n);
+  if (std::ferror(file.get()) != 0) {
+    error = std::generic_category().message(errno);
+    return std::nullopt;
+  }
+  return text;
+}
+
+// Runs `make_load`, turning any exception into an error so nothing escapes into the host program.
+template <typename MakeLoad>
+ConfigLoad guarded(const MakeLoad& make_load) noexcept {
+  try {
+    return make_load();
+  } catch (const std::exception& error) {
+    try {
+      return failed(std::string("deepum: config: internal error: ") + error.what());
+    } catch (...) {
+    }
+  } catch (...) {
+  }
+  ConfigLoad result;
+  result.error = "deepum: error";  // short enough not to allocate
+  return result;
+}
+
+}  // namespace
+
+std::string_view log_level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::trace:
+      return "trace";
+    case LogLevel::debug:
+      return "debug";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::warn:
+      return "warn";
+    case LogLevel::error:
+      return "error";
+    case LogLevel::off:
+      return "off";
+  }
+  return "unknown";
+}
+
+std::string env_var_name(std::string_view key_name) {
+  try {
+    std::string var = "DEEPUM_";
+    for (char c : key_name) var += c == '.' ? '_' : ascii_upper(c);
+    return var;
+  } catch (...) {
+    return {};
+  }
+}
+
+ConfigLoad load_config(const EnvLookup& env, std::span<const KeySpec> keys) {
+  return guarded([&] {
+    const char* path = env(kConfigEnvVar);
+    if (path == nullptr || *path == '\0') return load(std::nullopt, env, keys);
+    std::string read_error;
+    const std::optional<std::string> text = read_file(path, read_error);
+    if (!text) {
+      return failed("deepum: config " + std::string(path) + ": cannot read the file named by " +
+                    kConfigEnvVar + " (" + read_error + ")");
+    }
+    return load(JsonFile{path, *text}, env, keys);
+  });
+}
+
+ConfigLoad load_config(const EnvLookup& env) { return load_config(env, config_keys()); }
+
+ConfigLoad load_config_text(std::string_view json_text, std::string_view file_name, const EnvLookup& env,
+                            std::span<const KeySpec> keys) {
+  return guarded([&] { return load(JsonFile{file_name, json_text}, env, keys); });
+}
+
+ConfigLoad load_config_text(std::string_view json_text, std::string_view file_name, const EnvLookup& env) {
+  return load_config_text(json_text, file_name, env, config_keys());
+}
+
+std::string keys_markdown_table(std::span<const KeySpec> keys) {
+  try {
+    std::string table =
+        "| key | type | default | environment | description |\n"
+        "|-----|------|---------|-------------|-------------|\n";
+    for (const KeySpec& key : keys) {
+      const std::string default_text = key.default_text.empty() ? "\"\"" : std::string(key.default_text);
+      table += "| `" + std::string(key.name) + "` | " + std::string(type_name(key)) + " | `" + default_text +
+               "` | `" + env_var_name(key.name) + "` | " + std::string(key.description) + " |\n";
+    }
+    return table;
+  } catch (...) {
+    return {};
+  }
+}
+
+std::string keys_markdown_table() { return keys_markdown_table(config_keys()); }
+
+}  // namespace deepum::config

@@ -1,0 +1,32 @@
+// The one table of configuration keys. Add a key by adding a row (and its member to Config); a key
+// in a section is named "section.key" and reached with field<&Config::section, &Section::key>().
+#include "deepum/config/keys.hpp"
+
+#include <array>
+
+namespace deepum::config {
+namespace {
+
+// constexpr so the table is ready before any static constructor of the preloaded library runs.
+constexpr std::array kKeys{
+    KeySpec{"enabled", "true", "Set to false to pass every CUDA call through untouched.",
+            field<&Config::enabled>()},
+    KeySpec{
+        "alloc_limit", "100%",
+        "Most memory the application may have allocated at once; as Unified Memory it may exceed the GPU's.",
+        field<&Config::alloc_limit>()},
+    KeySpec{"resident_limit", "100%", "Most of that memory kept resident in GPU memory at once.",
+            field<&Config::resident_limit>()},
+    KeySpec{"log_level", "info", "Least severe message logged: trace, debug, info, warn, error or off.",
+            field<&Config::log_level>()},
+    KeySpec{"log_file", "", "File the log is appended to; empty logs to stderr.", field<&Config::log_file>()},
+    KeySpec{"stats_file", "", "File the JSON statistics are written to at exit; empty writes none.",
+            field<&Config::stats_file>()},
+    KeySpec{"summary", "true", "Print a one-screen summary to the log at exit.", field<&Config::summary>()},
+};
+
+}  // namespace
+
+std::span<const KeySpec> config_keys() { return kKeys; }
+
+}  // namespace deepum::config

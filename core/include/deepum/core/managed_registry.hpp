@@ -1,0 +1,48 @@
+// ManagedRegistry: every managed range deepum handed to the program, keyed by base address.
+// Thread-safe; lookups take a shared lock so concurrent readers (kernel-argument scans) do not
+// serialise on allocations.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <shared_mutex>
+#include <vector>
+
+#include "deepum/core/intercepted_api.hpp"
+
+namespace deepum::core {
+
+struct ManagedRange {
+  std::uintptr_t base = 0;
+  std::uint64_t bytes = 0;
+  InterceptedApi allocated_by = InterceptedApi::cuda_malloc;
+
+  bool contains(std::uintptr_t address) const { return address - base < bytes; }
+};
+
+class ManagedRegistry {
+ public:
+  // Records a new range. Returns false (and records nothing) if it overlaps a live range, which
+  // would mean the driver handed out memory twice or we missed a free.
+  bool insert(const ManagedRange& range);
+  // Removes the range that starts exactly at `base`; nullopt if there is none (not ours).
+  std::optional<ManagedRange> erase(std::uintptr_t base);
+  // The live range containing `address`, if any.
+  std::optional<ManagedRange> find_containing(std::uintptr_t address) const;
+  std::vector<ManagedRange> snapshot() const;
+  std::uint64_t live_bytes() const;
+  std::size_t live_count() const;
+  void clear();
+
+  // fork() safety: held across fork so the child never inherits a lock taken by another thread.
+  void lock_for_fork() { mutex_.lock(); }
+  void unlock_after_fork() { mutex_.unlock(); }
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::map<std::uintptr_t, ManagedRange> ranges_;  // by base
+  std::uint64_t live_bytes_ = 0;
+};
+
+}  // namespace deepum::core

@@ -1,0 +1,61 @@
+#include "deepum/core/managed_registry.hpp"
+
+#include <mutex>
+
+namespace deepum::core {
+
+bool ManagedRegistry::insert(const ManagedRange& range) {
+  if (range.bytes == 0) return false;
+  std::unique_lock lock(mutex_);
+  auto next = ranges_.lower_bound(range.base);
+  if (next != ranges_.end() && next->first - range.base < range.bytes) return false;
+  if (next != ranges_.begin() && std::prev(next)->second.contains(range.base)) return false;
+  ranges_.emplace_hint(next, range.base, range);
+  live_bytes_ += range.bytes;
+  return true;
+}
+
+std::optional<ManagedRange> ManagedRegistry::erase(std::uintptr_t base) {
+  std::unique_lock lock(mutex_);
+  auto it = ranges_.find(base);
+  if (it == ranges_.end()) return std::nullopt;
+  ManagedRange range = it->second;
+  ranges_.erase(it);
+  live_bytes_ -= range.bytes;
+  return range;
+}
+
+std::optional<ManagedRange> ManagedRegistry::find_containing(std::uintptr_t address) const {
+  std::shared_lock lock(mutex_);
+  auto it = ranges_.upper_bound(address);
+  if (it == ranges_.begin()) return std::nullopt;
+  --it;
+  if (!it->second.contains(address)) return std::nullopt;
+  return it->second;
+}
+
+std::vector<ManagedRange> ManagedRegistry::snapshot() const {
+  std::shared_lock lock(mutex_);
+  std::vector<ManagedRange> out;
+  out.reserve(ranges_.size());
+  for (const auto& [base, range] : ranges_) out.push_back(range);
+  return out;
+}
+
+std::uint64_t ManagedRegistry::live_bytes() const {
+  std::shared_lock lock(mutex_);
+  return live_bytes_;
+}
+
+std::size_t ManagedRegistry::live_count() const {
+  std::shared_lock lock(mutex_);
+  return ranges_.size();
+}
+
+void ManagedRegistry::clear() {
+  std::unique_lock lock(mutex_);
+  ranges_.clear();
+  live_bytes_ = 0;
+}
+
+}  // namespace deepum::core

@@ -1,0 +1,84 @@
+#include "deepum/core/session.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace deepum::core {
+
+namespace {
+std::atomic<Session*> g_session{nullptr};
+}  // namespace
+
+Session& Session::instance() {
+  // Leaked on purpose: it must outlive every static destructor.
+  static Session* session = [] {
+    auto* created = new Session();
+    g_session.store(created, std::memory_order_release);
+    return created;
+  }();
+  return *session;
+}
+
+Session* Session::if_created() { return g_session.load(std::memory_order_acquire); }
+
+Session::Session()
+    : load_(config::load_config([](const char* name) { return std::getenv(name); })),
+      allocations_(load_.config, stats_, registry_) {
+  configure_logging(load_.config);
+  if (!load_.ok()) {
+    logger().error("{}", load_.error);
+    logger().error("configuration rejected: deepum passes every call through untouched");
+    notices_given_ |= 1u << static_cast<unsigned>(OnceNotice::config_error);
+    return;
+  }
+  active_ = load_.config.enabled;
+  if (!active_) {
+    logger().info("disabled by configuration ({}): passing every call through", load_.origin);
+  } else {
+    logger().debug("configuration: {}", load_.origin);
+  }
+}
+
+bool Session::first_time(OnceNotice notice) {
+  const std::uint64_t bit = std::uint64_t{1} << static_cast<unsigned>(notice);
+  return (notices_given_.fetch_or(bit, std::memory_order_relaxed) & bit) == 0;
+}
+
+std::string process_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string out;
+  for (char c : raw) out += c == '\0' ? ' ' : c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  constexpr std::size_t kMax = 120;
+  if (out.size() > kMax) out = out.substr(0, kMax - 3) + "...";
+  return out;
+}
+
+void Session::write_exit_report() {
+  if (!used()) return;
+  const StatisticsSnapshot snapshot = allocations_.snapshot();
+  std::uint64_t calls = 0;
+  for (const ApiCounters& counters : snapshot.per_api) calls += counters.calls;
+  if (calls == 0) return;  // nothing was intercepted (passed through, or no CUDA use): nothing to say
+  const std::string process = "pid " + std::to_string(getpid()) + ", " + process_command_line();
+  if (load_.config.summary) {
+    std::istringstream lines(render_summary(snapshot, process + " (config: " + load_.origin + ")"));
+    for (std::string line; std::getline(lines, line);) logger().info("{}", line);
+  }
+  if (!load_.config.stats_file.empty()) {
+    std::ofstream out(load_.config.stats_file, std::ios::trunc);
+    out << render_json(snapshot, process, load_.origin);
+    if (!out) logger().warn("cannot write stats_file \"{}\"", load_.config.stats_file);
+  }
+}
+
+void Session::reset_after_fork() {
+  allocations_.forget_all();
+  used_.store(false, std::memory_order_relaxed);
+}
+
+}  // namespace deepum::core

@@ -1,0 +1,116 @@
+#include "deepum/core/statistics.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace deepum::core {
+
+void Statistics::count_allocated(InterceptedApi api, std::uint64_t bytes) {
+  at(api).bytes.fetch_add(bytes, std::memory_order_relaxed);
+  managed_allocations_.fetch_add(1, std::memory_order_relaxed);
+  managed_bytes_total_.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+StatisticsSnapshot Statistics::snapshot() const {
+  StatisticsSnapshot out;
+  for (std::size_t i = 0; i < kInterceptedApiCount; ++i) {
+    out.per_api[i].calls = per_api_[i].calls.load(std::memory_order_relaxed);
+    out.per_api[i].refused = per_api_[i].refused.load(std::memory_order_relaxed);
+    out.per_api[i].failed = per_api_[i].failed.load(std::memory_order_relaxed);
+    out.per_api[i].bytes = per_api_[i].bytes.load(std::memory_order_relaxed);
+  }
+  out.managed_allocations = managed_allocations_.load(std::memory_order_relaxed);
+  out.managed_bytes_total = managed_bytes_total_.load(std::memory_order_relaxed);
+  out.passthrough_frees = passthrough_frees_.load(std::memory_order_relaxed);
+  out.entry_points_via_dlsym = via_dlsym_.load(std::memory_order_relaxed);
+  out.entry_points_via_get_proc_address = via_gpa_.load(std::memory_order_relaxed);
+  return out;
+}
+
+void Statistics::reset() {
+  for (auto& c : per_api_) {
+    c.calls = 0;
+    c.refused = 0;
+    c.failed = 0;
+    c.bytes = 0;
+  }
+  managed_allocations_ = 0;
+  managed_bytes_total_ = 0;
+  passthrough_frees_ = 0;
+  via_dlsym_ = 0;
+  via_gpa_ = 0;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double value = static_cast<double>(bytes) / 1024.0;
+  std::size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return fmt::format("{:.2f} {}", value, kUnits[unit]);
+}
+
+namespace {
+
+template <typename... Args>
+void append_line(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
+  out += fmt::format(format, std::forward<Args>(args)...);
+  out += '\n';
+}
+
+}  // namespace
+
+std::string render_summary(const StatisticsSnapshot& s, const std::string& header) {
+  std::string out = "deepum summary: " + header + "\n";
+  append_line(out, "  limits: allocation {}, resident {}", format_bytes(s.alloc_limit_bytes),
+              format_bytes(s.resident_limit_bytes));
+  append_line(out, "  {:<20} {:>10} {:>8} {:>8} {:>14}", "intercepted call", "calls", "refused", "failed", "bytes");
+  bool any = false;
+  for (std::size_t i = 0; i < kInterceptedApiCount; ++i) {
+    const ApiCounters& c = s.per_api[i];
+    if (c.calls == 0) continue;
+    any = true;
+    append_line(out, "  {:<20} {:>10} {:>8} {:>8} {:>14}", kInterceptedApiNames[i], c.calls, c.refused, c.failed,
+                c.bytes ? format_bytes(c.bytes) : std::string("-"));
+  }
+  if (!any) out += "  (no intercepted calls)\n";
+  append_line(out, "  managed allocations: {} ({} in all), live at exit {} ({}), peak {}", s.managed_allocations,
+              format_bytes(s.managed_bytes_total), s.live_managed_allocations, format_bytes(s.live_managed_bytes),
+              format_bytes(s.peak_managed_bytes));
+  append_line(out, "  frees passed through (not deepum's memory): {}", s.passthrough_frees);
+  append_line(out, "  driver entry points substituted: {} via dlsym, {} via cuGetProcAddress",
+              s.entry_points_via_dlsym, s.entry_points_via_get_proc_address);
+  return out;
+}
+
+std::string render_json(const StatisticsSnapshot& s, const std::string& process, const std::string& config_origin) {
+  nlohmann::json calls = nlohmann::json::object();
+  for (std::size_t i = 0; i < kInterceptedApiCount; ++i) {
+    const ApiCounters& c = s.per_api[i];
+    if (c.calls == 0) continue;
+    calls[std::string(kInterceptedApiNames[i])] = {
+        {"calls", c.calls}, {"refused", c.refused}, {"failed", c.failed}, {"bytes", c.bytes}};
+  }
+  nlohmann::json doc = {
+      {"process", process},
+      {"config", config_origin},
+      {"alloc_limit_bytes", s.alloc_limit_bytes},
+      {"resident_limit_bytes", s.resident_limit_bytes},
+      {"calls", calls},
+      {"managed_allocations", s.managed_allocations},
+      {"managed_bytes_total", s.managed_bytes_total},
+      {"live_managed_allocations", s.live_managed_allocations},
+      {"live_managed_bytes", s.live_managed_bytes},
+      {"peak_managed_bytes", s.peak_managed_bytes},
+      {"passthrough_frees", s.passthrough_frees},
+      {"entry_points_via_dlsym", s.entry_points_via_dlsym},
+      {"entry_points_via_get_proc_address", s.entry_points_via_get_proc_address},
+  };
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace deepum::core

@@ -1,0 +1,45 @@
+// The real driver functions deepum itself calls, and the stream-ordered free machinery that both
+// the runtime (cudaFreeAsync) and the driver (cuMemFreeAsync) interposers use.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+
+#include "deepum/core/managed_registry.hpp"
+#include "real_function.hpp"
+
+namespace deepum::preload::driver {
+
+inline RealFunction<decltype(&::cuMemAllocManaged)> mem_alloc_managed{"cuMemAllocManaged", Library::libcuda};
+inline RealFunction<decltype(&::cuMemFree_v2)> mem_free{"cuMemFree_v2", Library::libcuda};
+inline RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
+inline RealFunction<decltype(&::cuEventCreate)> event_create{"cuEventCreate", Library::libcuda};
+inline RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Library::libcuda};
+inline RealFunction<decltype(&::cuEventQuery)> event_query{"cuEventQuery", Library::libcuda};
+inline RealFunction<decltype(&::cuEventDestroy_v2)> event_destroy{"cuEventDestroy_v2", Library::libcuda};
+inline RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize",
+                                                                          Library::libcuda};
+inline RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
+
+// "CUDA_ERROR_NO_DEVICE (100)".
+std::string describe(CUresult result);
+
+// The current context's device memory total; an empty string on success, else the error.
+std::string query_device_total(std::uint64_t* total_bytes);
+
+// Frees `range` once the work queued so far in `stream` is done, without blocking the caller:
+// an event is recorded in the stream and the memory is released when it has fired. Falls back
+// to synchronising the stream if no event can be recorded.
+CUresult free_after_stream(const core::ManagedRange& range, CUstream stream);
+
+// Releases the deferred frees whose events have fired. Called from allocation and free hooks.
+void reap_deferred_frees();
+
+// fork(): hold the queue's lock across it; the child drops the parent's pending frees, whose
+// events and memory belong to the parent's CUDA context.
+void lock_deferred_frees_for_fork();
+void unlock_deferred_frees_after_fork(bool in_child);
+
+}  // namespace deepum::preload::driver

@@ -1,0 +1,67 @@
+// What the runtime and driver interposers share: the session gate, limit resolution, logging.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "deepum/core/session.hpp"
+
+namespace deepum::preload {
+
+// Row alignment for pitched allocations: what cudaMallocPitch returns on current GPUs, and a
+// multiple of every texture pitch alignment CUDA reports.
+inline constexpr std::size_t kPitchAlignment = 512;
+
+// The session when deepum manages this call, nullptr when the call must pass through (config
+// error, disabled). Marks the process as a CUDA user so the exit report is written.
+inline core::Session* managing_session() noexcept {
+  core::Session& session = core::Session::instance();
+  session.mark_used();
+  return session.active() ? &session : nullptr;
+}
+
+// Resolves the limits against the device on the first allocation. `query_total(&bytes)` returns
+// an empty string on success or the CUDA error's description; on failure the caller passes the
+// call through so the program gets the real error (no device, no driver) from CUDA itself.
+template <typename QueryTotal>
+bool ensure_limits_resolved(core::Session& session, QueryTotal&& query_total) {
+  core::AllocationService& allocations = session.allocations();
+  if (allocations.limits_resolved()) return true;
+  static std::mutex resolving;
+  std::lock_guard lock(resolving);
+  if (allocations.limits_resolved()) return true;
+  std::uint64_t total = 0;
+  const std::string error = query_total(&total);
+  if (!error.empty()) {
+    if (session.first_time(core::OnceNotice::no_device)) {
+      core::logger().warn("no usable CUDA device ({}): passing calls through until one is", error);
+    }
+    return false;
+  }
+  allocations.resolve_limits(total);
+  core::logger().info("managing GPU allocations as unified memory: allocation limit {}, resident limit {} "
+                      "(device has {})",
+                      core::format_bytes(allocations.alloc_limit_bytes()),
+                      core::format_bytes(allocations.resident_limit_bytes()), core::format_bytes(total));
+  return true;
+}
+
+inline void log_refusal(const core::Refusal& refusal) {
+  core::logger().info("{} of {} refused: {} of the {} allocation limit in use (alloc_limit)",
+                      core::api_name(refusal.api), core::format_bytes(refusal.requested_bytes),
+                      core::format_bytes(refusal.in_use_bytes), core::format_bytes(refusal.limit_bytes));
+}
+
+// Where a managed allocation cannot be exported through CUDA IPC: say why, once.
+inline void explain_ipc_failure(core::Session& session, const void* pointer) {
+  if (session.registry().find_containing(reinterpret_cast<std::uintptr_t>(pointer)) &&
+      session.first_time(core::OnceNotice::ipc_on_managed)) {
+    core::logger().warn(
+        "IPC handle requested for {} failed: deepum made it managed memory, which CUDA cannot export "
+        "through IPC; run this process with DEEPUM_ENABLED=0 if it must share GPU memory",
+        pointer);
+  }
+}
+
+}  // namespace deepum::preload

@@ -1,0 +1,63 @@
+// Process-level hooks: at load, switch off PyTorch's expandable segments before PyTorch reads its
+// settings; at exit, the summary; around fork, the locks and the child's fresh state.
+#include <pthread.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "deepum/core/pytorch_alloc_conf.hpp"
+#include "deepum/core/session.hpp"
+#include "driver_calls.hpp"
+
+namespace deepum::preload {
+namespace {
+
+void switch_off_expandable_segments() {
+  for (const char* variable : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
+    const char* value = std::getenv(variable);
+    if (value == nullptr) continue;
+    std::optional<std::string> rewritten = core::without_expandable_segments(value);
+    if (!rewritten) continue;
+    core::Session& session = core::Session::instance();  // only now: this process will use CUDA
+    if (!session.active()) return;
+    const std::string original = value;
+    if (rewritten->empty()) {
+      unsetenv(variable);
+    } else {
+      setenv(variable, rewritten->c_str(), 1);
+    }
+    core::logger().info("{}=\"{}\": expandable_segments switched off (its cuMemCreate memory cannot be managed)",
+                        variable, original);
+  }
+}
+
+void write_exit_report() {
+  if (core::Session* session = core::Session::if_created()) session->write_exit_report();
+}
+
+void before_fork() {
+  if (core::Session* session = core::Session::if_created()) session->registry().lock_for_fork();
+  driver::lock_deferred_frees_for_fork();
+}
+
+void after_fork_in_parent() {
+  driver::unlock_deferred_frees_after_fork(false);
+  if (core::Session* session = core::Session::if_created()) session->registry().unlock_after_fork();
+}
+
+void after_fork_in_child() {
+  driver::unlock_deferred_frees_after_fork(true);
+  if (core::Session* session = core::Session::if_created()) {
+    session->registry().unlock_after_fork();
+    session->reset_after_fork();
+  }
+}
+
+__attribute__((constructor)) void on_library_load() {
+  switch_off_expandable_segments();
+  std::atexit(write_exit_report);
+  pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+}
+
+}  // namespace
+}  // namespace deepum::preload

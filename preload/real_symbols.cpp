@@ -1,0 +1,87 @@
+#include "real_symbols.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace deepum::preload {
+namespace {
+
+DlsymFn lookup_real_dlsym() {
+  // glibc >= 2.34 versions dlsym GLIBC_2.34 (libc) and keeps GLIBC_2.2.5 for old binaries.
+  for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
+    if (void* fn = dlvsym(RTLD_NEXT, "dlsym", version)) return reinterpret_cast<DlsymFn>(fn);
+  }
+  return nullptr;
+}
+
+// The object that holds `address`, as a glibc link_map (which is also its dlopen handle).
+link_map* object_of(const void* address) {
+  Dl_info info;
+  void* extra = nullptr;
+  if (dladdr1(address, &info, &extra, RTLD_DL_LINKMAP) == 0) return nullptr;
+  return static_cast<link_map*>(extra);
+}
+
+struct LoadedLibrarySearch {
+  const char* name_fragment;
+  const char* symbol;
+  void* found;
+};
+
+int search_loaded_library(dl_phdr_info* info, size_t, void* data) {
+  auto* search = static_cast<LoadedLibrarySearch*>(data);
+  if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, search->name_fragment) == nullptr) return 0;
+  void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return 0;
+  search->found = real_dlsym()(handle, search->symbol);
+  dlclose(handle);  // RTLD_NOLOAD took a reference; the library stays loaded by its owner
+  return search->found != nullptr ? 1 : 0;
+}
+
+}  // namespace
+
+DlsymFn real_dlsym() {
+  static const DlsymFn fn = lookup_real_dlsym();
+  return fn;
+}
+
+void* next_symbol_after(const void* caller, const char* name) {
+  link_map* self = object_of(caller);
+  if (self == nullptr) return real_dlsym()(RTLD_DEFAULT, name);
+  for (link_map* object = self->l_next; object != nullptr; object = object->l_next) {
+    void* symbol = real_dlsym()(object, name);
+    // dlsym on a handle also searches that object's dependencies; RTLD_NEXT wants the object.
+    if (symbol != nullptr && object_of(symbol) == object) return symbol;
+  }
+  return nullptr;
+}
+
+void* find_runtime_function(const char* name) {
+  if (void* fn = real_dlsym()(RTLD_NEXT, name)) return fn;
+  LoadedLibrarySearch search{"libcudart.so", name, nullptr};
+  dl_iterate_phdr(search_loaded_library, &search);
+  return search.found;
+}
+
+void* libcuda_handle() {
+  static void* const handle = [] {
+    void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    return h != nullptr ? h : dlopen("libcuda.so.1", RTLD_LAZY);
+  }();
+  return handle;
+}
+
+void* find_driver_function(const char* name) {
+  void* handle = libcuda_handle();
+  return handle != nullptr ? real_dlsym()(handle, name) : nullptr;
+}
+
+bool is_own_address(const void* address) {
+  static const link_map* const self = object_of(reinterpret_cast<const void*>(&is_own_address));
+  return self != nullptr && object_of(address) == self;
+}
+
+}  // namespace deepum::preload

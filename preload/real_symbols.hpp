@@ -1,0 +1,27 @@
+// Finding the real functions behind our interposers without going through our own exports.
+#pragma once
+
+namespace deepum::preload {
+
+using DlsymFn = void* (*)(void*, const char*);
+
+// glibc's dlsym, found with dlvsym so that our own dlsym interposer is never in the way.
+DlsymFn real_dlsym();
+
+// dlsym(RTLD_NEXT, name) as seen from `caller`: the first definition in an object loaded after
+// the caller's. Needed because forwarding RTLD_NEXT from our interposer would search after us.
+void* next_symbol_after(const void* caller, const char* name);
+
+// A CUDA runtime function from the libcudart the program loaded (RTLD_NEXT first; then any
+// loaded libcudart.so*, since Python extensions load it RTLD_LOCAL). nullptr if none is loaded.
+void* find_runtime_function(const char* name);
+
+// The driver library, libcuda.so.1, or nullptr if there is none (no driver on this machine).
+void* libcuda_handle();
+// A function exported by libcuda, looked up directly (never through our interposers).
+void* find_driver_function(const char* name);
+
+// Whether `address` lies inside libdeepum itself.
+bool is_own_address(const void* address);
+
+}  // namespace deepum::preload

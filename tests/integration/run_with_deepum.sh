@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# run_with_deepum.sh LIB STATS_JSON PROGRAM ARGS...: runs a CUDA program under libdeepum.so and checks,
+# from deepum's own statistics file, that its allocations were intercepted and made managed.
+set -euo pipefail
+lib=$1 stats=$2
+shift 2
+source "$(dirname "$0")/gpu_available.sh"
+rm -f "$stats"
+set +e
+LD_PRELOAD="$lib" DEEPUM_STATS_FILE="$stats" DEEPUM_LOG_LEVEL="${DEEPUM_LOG_LEVEL:-info}" "$@"
+status=$?
+set -e
+[[ $status -eq 0 ]] || { echo "FAIL: $1 exited with $status"; exit "$status"; }
+[[ -s "$stats" ]] || { echo "FAIL: deepum wrote no statistics file ($stats)"; exit 1; }
+python3 - "$stats" <<'PY'
+import json, sys
+stats = json.load(open(sys.argv[1]))
+allocations = stats["managed_allocations"]
+print(f"deepum statistics: {allocations} managed allocations, calls: "
+      + ", ".join(f"{k}={v['calls']}" for k, v in sorted(stats["calls"].items())))
+if allocations == 0:
+    sys.exit("FAIL: deepum made no managed allocation, so the program was not intercepted")
+if stats["live_managed_bytes"] != 0:
+    sys.exit(f"FAIL: {stats['live_managed_bytes']} managed bytes still live at exit; the program frees all")
+PY

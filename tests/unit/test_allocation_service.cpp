@@ -1,0 +1,148 @@
+// AllocationService with fabricated vendor calls: the limit, rollback on CUDA errors, frees of
+// foreign memory, the device view, and many threads allocating at once.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "deepum/core/allocation_service.hpp"
+
+using namespace deepum;
+using core::InterceptedApi;
+
+namespace {
+
+enum class FakeStatus { ok, oom, driver_error };
+constexpr core::StatusCodes<FakeStatus> kCodes{FakeStatus::ok, FakeStatus::oom};
+constexpr std::uint64_t kGiB = 1ull << 30;
+
+struct Fixture {
+  config::Config config;
+  core::Statistics stats;
+  core::ManagedRegistry registry;
+  core::AllocationService service{config, stats, registry};
+  std::uintptr_t next_address = 0x7f0000000000;
+  int refusals = 0;
+
+  explicit Fixture(config::SizeSpec limit = config::SizeSpec::of_bytes(4 * kGiB)) {
+    config.alloc_limit = limit;
+    service.resolve_limits(80 * kGiB);
+  }
+
+  FakeStatus allocate(std::uint64_t bytes, std::uintptr_t* base, FakeStatus driver_says = FakeStatus::ok) {
+    return service.allocate(
+        InterceptedApi::cuda_malloc, bytes, base, kCodes,
+        [&](std::uint64_t n, std::uintptr_t* out) {
+          if (driver_says != FakeStatus::ok) return driver_says;
+          *out = next_address;
+          next_address += n;
+          return FakeStatus::ok;
+        },
+        [&](const core::Refusal&) { ++refusals; });
+  }
+
+  FakeStatus free(std::uintptr_t base, int* managed_frees, int* foreign_frees) {
+    return service.free(
+        InterceptedApi::cuda_free, base, kCodes,
+        [&](const core::ManagedRange&) {
+          ++*managed_frees;
+          return FakeStatus::ok;
+        },
+        [&](std::uintptr_t) {
+          ++*foreign_frees;
+          return FakeStatus::ok;
+        });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("allocations are admitted up to the limit and refused past it") {
+  Fixture f;
+  std::uintptr_t a = 0, b = 0, c = 0;
+  CHECK(f.allocate(3 * kGiB, &a) == FakeStatus::ok);
+  CHECK(f.registry.find_containing(a + 100));
+  CHECK(f.allocate(2 * kGiB, &b) == FakeStatus::oom);
+  CHECK(f.refusals == 1);
+  CHECK(b == 0);
+  CHECK(f.allocate(1 * kGiB, &c) == FakeStatus::ok);
+  CHECK(f.service.managed_bytes_in_use() == 4 * kGiB);
+  const auto view = f.service.device_view();
+  CHECK(view.total_bytes == 4 * kGiB);
+  CHECK(view.free_bytes == 0);
+  const auto snap = f.service.snapshot();
+  CHECK(snap.per_api[static_cast<std::size_t>(InterceptedApi::cuda_malloc)].calls == 3);
+  CHECK(snap.per_api[static_cast<std::size_t>(InterceptedApi::cuda_malloc)].refused == 1);
+  CHECK(snap.peak_managed_bytes == 4 * kGiB);
+}
+
+TEST_CASE("a CUDA error from the allocation is returned as is and reserves nothing") {
+  Fixture f;
+  std::uintptr_t a = 0;
+  CHECK(f.allocate(1 * kGiB, &a, FakeStatus::driver_error) == FakeStatus::driver_error);
+  CHECK(f.service.managed_bytes_in_use() == 0);
+  CHECK(f.registry.live_count() == 0);
+  CHECK(f.service.snapshot().per_api[static_cast<std::size_t>(InterceptedApi::cuda_malloc)].failed == 1);
+}
+
+TEST_CASE("frees credit the limit; memory deepum did not allocate passes through") {
+  Fixture f;
+  std::uintptr_t a = 0;
+  REQUIRE(f.allocate(4 * kGiB, &a) == FakeStatus::ok);
+  int managed = 0, foreign = 0;
+  CHECK(f.free(0x1234, &managed, &foreign) == FakeStatus::ok);
+  CHECK(foreign == 1);
+  CHECK(managed == 0);
+  CHECK(f.free(a, &managed, &foreign) == FakeStatus::ok);
+  CHECK(managed == 1);
+  CHECK(f.service.managed_bytes_in_use() == 0);
+  CHECK(f.service.snapshot().passthrough_frees == 1);
+  // A second free of the same pointer is no longer ours: the driver reports the real error.
+  CHECK(f.free(a, &managed, &foreign) == FakeStatus::ok);
+  CHECK(foreign == 2);
+}
+
+TEST_CASE("a failed free keeps the range registered and the bytes counted") {
+  Fixture f;
+  std::uintptr_t a = 0;
+  REQUIRE(f.allocate(kGiB, &a) == FakeStatus::ok);
+  const auto status = f.service.free(
+      InterceptedApi::cuda_free, a, kCodes, [](const core::ManagedRange&) { return FakeStatus::driver_error; },
+      [](std::uintptr_t) { return FakeStatus::ok; });
+  CHECK(status == FakeStatus::driver_error);
+  CHECK(f.registry.find_containing(a));
+  CHECK(f.service.managed_bytes_in_use() == kGiB);
+}
+
+TEST_CASE("percent limits resolve against the device") {
+  Fixture f(config::SizeSpec::of_percent(50.0));
+  CHECK(f.service.alloc_limit_bytes() == 40 * kGiB);
+  CHECK(f.service.resident_limit_bytes() == 80 * kGiB);  // default 100%
+}
+
+TEST_CASE("concurrent allocations never exceed the limit together") {
+  Fixture f(config::SizeSpec::of_bytes(100 * (1ull << 20)));
+  std::atomic<std::uintptr_t> next{0x100000000};
+  std::atomic<int> admitted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        std::uintptr_t base = 0;
+        const auto status = f.service.allocate(
+            InterceptedApi::cu_mem_alloc, 1ull << 20, &base, kCodes,
+            [&](std::uint64_t n, std::uintptr_t* out) {
+              *out = next.fetch_add(n);
+              return FakeStatus::ok;
+            },
+            [](const core::Refusal&) {});
+        if (status == FakeStatus::ok) ++admitted;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(admitted == 100);
+  CHECK(f.service.managed_bytes_in_use() == 100 * (1ull << 20));
+  CHECK(f.registry.live_count() == 100);
+}

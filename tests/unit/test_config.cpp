@@ -1,0 +1,513 @@
+// Loading the configuration: defaults, the DEEPUM_CONFIG file, DEEPUM_<KEY> variables, their
+// precedence, every kind of error message, and the key table that drives them.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "deepum/config/config.hpp"
+#include "deepum/config/keys.hpp"
+
+namespace {
+
+namespace cfg = deepum::config;
+using cfg::Config;
+using cfg::ConfigLoad;
+using cfg::LogLevel;
+using cfg::SizeSpec;
+
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+
+// An environment held in a map, so tests neither read nor change the real one.
+class FakeEnv {
+ public:
+  FakeEnv() = default;
+  FakeEnv(std::initializer_list<std::pair<const std::string, std::string>> vars) : vars_(vars) {}
+
+  void set(const std::string& name, const std::string& value) { vars_[name] = value; }
+
+  cfg::EnvLookup lookup() const {
+    return [this](const char* name) -> const char* {
+      const auto found = vars_.find(name);
+      return found == vars_.end() ? nullptr : found->second.c_str();
+    };
+  }
+
+ private:
+  std::map<std::string, std::string> vars_;
+};
+
+// A file in the temporary directory, removed when the test ends.
+class TempFile {
+ public:
+  explicit TempFile(std::string_view contents) {
+    static int count = 0;
+    path_ = (std::filesystem::temp_directory_path() /
+             ("deepum_test_config_" + std::to_string(getpid()) + "_" + std::to_string(++count) + ".json"))
+                .string();
+    std::ofstream(path_) << contents;
+  }
+  ~TempFile() { std::filesystem::remove(path_); }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void check_same(const Config& actual, const Config& expected) {
+  CHECK(actual.enabled == expected.enabled);
+  CHECK(actual.alloc_limit == expected.alloc_limit);
+  CHECK(actual.resident_limit == expected.resident_limit);
+  CHECK(actual.log_level == expected.log_level);
+  CHECK(actual.log_file == expected.log_file);
+  CHECK(actual.stats_file == expected.stats_file);
+  CHECK(actual.summary == expected.summary);
+}
+
+// A failed load: one message, and the defaults to run with.
+void check_failed(const ConfigLoad& load, std::string_view message) {
+  CHECK_FALSE(load.ok());
+  CHECK(load.error == message);
+  check_same(load.config, Config{});
+  CHECK(load.origin == "defaults");
+}
+
+ConfigLoad load_text(std::string_view json, const FakeEnv& env = {}) {
+  return cfg::load_config_text(json, "/tmp/x.json", env.lookup());
+}
+
+constexpr std::string_view kEveryKeyJson = R"({
+  "enabled": false,
+  "alloc_limit": "64GiB",
+  "resident_limit": "75%",
+  "log_level": "debug",
+  "log_file": "/var/log/deepum.log",
+  "stats_file": "/tmp/stats.json",
+  "summary": false
+})";
+
+Config every_key_config() {
+  Config config;
+  config.enabled = false;
+  config.alloc_limit = SizeSpec::of_bytes(64 * kGiB);
+  config.resident_limit = SizeSpec::of_percent(75.0);
+  config.log_level = LogLevel::debug;
+  config.log_file = "/var/log/deepum.log";
+  config.stats_file = "/tmp/stats.json";
+  config.summary = false;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("with nothing set, the defaults apply") {
+  const ConfigLoad load = cfg::load_config(FakeEnv{}.lookup());
+  CHECK(load.ok());
+  CHECK(load.error.empty());
+  CHECK(load.origin == "defaults");
+  check_same(load.config, Config{});
+  CHECK(load.config.enabled);
+  CHECK(load.config.alloc_limit == SizeSpec::of_percent(100.0));
+  CHECK(load.config.resident_limit == SizeSpec::of_percent(100.0));
+  CHECK(load.config.log_level == LogLevel::info);
+  CHECK(load.config.log_file.empty());
+  CHECK(load.config.stats_file.empty());
+  CHECK(load.config.summary);
+}
+
+TEST_CASE("an empty DEEPUM_CONFIG means no file") {
+  const ConfigLoad load = cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", ""}}.lookup());
+  CHECK(load.ok());
+  CHECK(load.origin == "defaults");
+}
+
+TEST_CASE("the table's default texts are what Config holds") {
+  FakeEnv env;
+  for (const cfg::KeySpec& key : cfg::config_keys())
+    env.set(cfg::env_var_name(key.name), std::string(key.default_text));
+  const ConfigLoad load = cfg::load_config(env.lookup());
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  check_same(load.config, Config{});
+}
+
+TEST_CASE("a file named by DEEPUM_CONFIG sets every key") {
+  const TempFile file(kEveryKeyJson);
+  const ConfigLoad load = cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", file.path()}}.lookup());
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  check_same(load.config, every_key_config());
+  CHECK(load.origin == "defaults + " + file.path());
+}
+
+TEST_CASE("JSON text in memory loads like a file") {
+  const ConfigLoad load = load_text(kEveryKeyJson);
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  check_same(load.config, every_key_config());
+  CHECK(load.origin == "defaults + /tmp/x.json");
+}
+
+TEST_CASE("a file may set some keys; the rest keep their defaults") {
+  const ConfigLoad load = load_text(R"({"alloc_limit": "8GiB"})");
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  Config expected;
+  expected.alloc_limit = SizeSpec::of_bytes(8 * kGiB);
+  check_same(load.config, expected);
+  CHECK(load_text("{}").ok());
+}
+
+TEST_CASE("a JSON size may be a whole number of bytes") {
+  const ConfigLoad load = load_text(R"({"alloc_limit": 1073741824, "resident_limit": 18446744073709551615})");
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  CHECK(load.config.alloc_limit == SizeSpec::of_bytes(kGiB));
+  CHECK(load.config.resident_limit == SizeSpec::of_bytes(UINT64_MAX));
+}
+
+TEST_CASE("environment variables alone set every key") {
+  const FakeEnv env{{"DEEPUM_ENABLED", "no"},
+                    {"DEEPUM_ALLOC_LIMIT", "64GiB"},
+                    {"DEEPUM_RESIDENT_LIMIT", "75%"},
+                    {"DEEPUM_LOG_LEVEL", "debug"},
+                    {"DEEPUM_LOG_FILE", "/var/log/deepum.log"},
+                    {"DEEPUM_STATS_FILE", "/tmp/stats.json"},
+                    {"DEEPUM_SUMMARY", "off"}};
+  const ConfigLoad load = cfg::load_config(env.lookup());
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  check_same(load.config, every_key_config());
+  CHECK(load.origin ==
+        "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, DEEPUM_LOG_LEVEL, "
+        "DEEPUM_LOG_FILE, DEEPUM_STATS_FILE, DEEPUM_SUMMARY)");
+}
+
+TEST_CASE("the environment overrides the file, key by key") {
+  const TempFile file(R"({"alloc_limit": "8GiB", "log_level": "warn", "log_file": "/tmp/a.log"})");
+  const FakeEnv env{{"DEEPUM_CONFIG", file.path()}, {"DEEPUM_ALLOC_LIMIT", "16GiB"}, {"DEEPUM_LOG_FILE", ""}};
+  const ConfigLoad load = cfg::load_config(env.lookup());
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  CHECK(load.config.alloc_limit == SizeSpec::of_bytes(16 * kGiB));  // env
+  CHECK(load.config.log_level == LogLevel::warn);                   // file
+  CHECK(load.config.log_file.empty());                              // env, back to stderr
+  CHECK(load.config.summary);                                       // default
+  CHECK(load.origin == "defaults + " + file.path() + " + env (DEEPUM_ALLOC_LIMIT, DEEPUM_LOG_FILE)");
+}
+
+TEST_CASE("bool environment values") {
+  const std::array<std::pair<std::string_view, bool>, 16> forms{{{"1", true},
+                                                                 {"true", true},
+                                                                 {"TRUE", true},
+                                                                 {"yes", true},
+                                                                 {"Yes", true},
+                                                                 {"on", true},
+                                                                 {"ON", true},
+                                                                 {" true ", true},
+                                                                 {"0", false},
+                                                                 {"false", false},
+                                                                 {"False", false},
+                                                                 {"no", false},
+                                                                 {"NO", false},
+                                                                 {"off", false},
+                                                                 {"Off", false},
+                                                                 {"\tno\n", false}}};
+  for (const auto& form : forms) {
+    const std::string text(form.first);
+    const bool value = form.second;
+    CAPTURE(text);
+    const ConfigLoad load =
+        cfg::load_config(FakeEnv{{"DEEPUM_ENABLED", text}, {"DEEPUM_SUMMARY", text}}.lookup());
+    REQUIRE_MESSAGE(load.ok(), load.error);
+    CHECK(load.config.enabled == value);
+    CHECK(load.config.summary == value);
+  }
+  for (std::string_view text : {"", "2", "y", "n", "maybe", "enabled", "true!"}) {
+    CAPTURE(text);
+    check_failed(cfg::load_config(FakeEnv{{"DEEPUM_SUMMARY", std::string(text)}}.lookup()),
+                 "deepum: environment DEEPUM_SUMMARY=\"" + std::string(text) +
+                     "\": expected one of 1, 0, true, false, yes, no, on, off");
+  }
+}
+
+TEST_CASE("log levels, by name in any case, from the file and the environment") {
+  const std::array levels{LogLevel::trace, LogLevel::debug, LogLevel::info,
+                          LogLevel::warn,  LogLevel::error, LogLevel::off};
+  const std::array<std::string_view, 6> names{"trace", "debug", "info", "warn", "error", "off"};
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    CAPTURE(names[i]);
+    CHECK(cfg::log_level_name(levels[i]) == names[i]);
+    const ConfigLoad from_file = load_text(R"({"log_level": ")" + std::string(names[i]) + R"("})");
+    REQUIRE_MESSAGE(from_file.ok(), from_file.error);
+    CHECK(from_file.config.log_level == levels[i]);
+    std::string upper(names[i]);
+    for (char& c : upper) c = static_cast<char>(c - 'a' + 'A');
+    const ConfigLoad from_env = cfg::load_config(FakeEnv{{"DEEPUM_LOG_LEVEL", upper}}.lookup());
+    REQUIRE_MESSAGE(from_env.ok(), from_env.error);
+    CHECK(from_env.config.log_level == levels[i]);
+  }
+}
+
+TEST_CASE("a bad environment value names the variable, the value and what was expected") {
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_LOG_LEVEL", "loud"}}.lookup()),
+      R"(deepum: environment DEEPUM_LOG_LEVEL="loud": expected one of trace, debug, info, warn, error, off)");
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_ALLOC_LIMIT", "lots"}}.lookup()),
+      R"(deepum: environment DEEPUM_ALLOC_LIMIT="lots": expected a size such as "8GiB", "512MiB", 1073741824 or "50%")");
+  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_RESIDENT_LIMIT", "0"}}.lookup()),
+               R"(deepum: environment DEEPUM_RESIDENT_LIMIT="0": expected a size greater than zero)");
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_ALLOC_LIMIT", "-5GiB"}}.lookup()),
+      R"(deepum: environment DEEPUM_ALLOC_LIMIT="-5GiB": expected a positive size, not a negative one)");
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_ENABLED", "maybe"}}.lookup()),
+      R"(deepum: environment DEEPUM_ENABLED="maybe": expected one of 1, 0, true, false, yes, no, on, off)");
+}
+
+TEST_CASE("a bad environment value after a good file still leaves the defaults") {
+  const TempFile file(kEveryKeyJson);
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", file.path()}, {"DEEPUM_ALLOC_LIMIT", "lots"}}.lookup()),
+      R"(deepum: environment DEEPUM_ALLOC_LIMIT="lots": expected a size such as "8GiB", "512MiB", 1073741824 or "50%")");
+}
+
+TEST_CASE("a missing or unreadable DEEPUM_CONFIG file names the file and the reason") {
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", "/nonexistent/deepum.json"}}.lookup()),
+      "deepum: config /nonexistent/deepum.json: cannot read the file named by DEEPUM_CONFIG (No such "
+      "file or directory)");
+  const std::string directory = std::filesystem::temp_directory_path().string();
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", directory}}.lookup()),
+      "deepum: config " + directory + ": cannot read the file named by DEEPUM_CONFIG (Is a directory)");
+}
+
+TEST_CASE("a JSON syntax error gives the file, line and column") {
+  const TempFile file("{\n  \"alloc_limit\": \"8GiB\",\n  oops\n}\n");
+  const ConfigLoad load = cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", file.path()}}.lookup());
+  CHECK(load.error.starts_with("deepum: config " + file.path() +
+                               " line 3, column 3: syntax error while parsing"));
+  check_failed(load, load.error);
+
+  check_failed(
+      load_text(R"({"summary": true,})"),
+      "deepum: config /tmp/x.json line 1, column 18: syntax error while parsing object key - unexpected "
+      "'}'; expected string literal");
+  CHECK(load_text("").error.starts_with("deepum: config /tmp/x.json line 1, column 1: syntax error"));
+  CHECK(load_text("{\"summary\": true\n")
+            .error.starts_with("deepum: config /tmp/x.json line 2, column 1: syntax error"));
+  CHECK(
+      load_text("{}\n\n  x").error.starts_with("deepum: config /tmp/x.json line 3, column 3: syntax error"));
+  // Columns count characters: "é" is two bytes.
+  CHECK(load_text("{\"log_file\": \"é\" x}")
+            .error.starts_with("deepum: config /tmp/x.json line 1, column 18:"));
+}
+
+TEST_CASE("the top level must be an object") {
+  check_failed(
+      load_text(R"(["alloc_limit", "8GiB"])"),
+      R"(deepum: config /tmp/x.json: the top level must be a JSON object such as {"alloc_limit": "8GiB"}, got ["alloc_limit","8GiB"])");
+  check_failed(
+      load_text("42"),
+      R"(deepum: config /tmp/x.json: the top level must be a JSON object such as {"alloc_limit": "8GiB"}, got 42)");
+}
+
+TEST_CASE("an unknown key names the closest known key") {
+  check_failed(load_text(R"({"alloc_limt": "8GiB"})"),
+               R"(deepum: config /tmp/x.json: unknown key "alloc_limt" (did you mean "alloc_limit"?))");
+  check_failed(load_text(R"({"log-level": "info"})"),
+               R"(deepum: config /tmp/x.json: unknown key "log-level" (did you mean "log_level"?))");
+  check_failed(load_text(R"({"Summary": true})"),
+               R"(deepum: config /tmp/x.json: unknown key "Summary" (did you mean "summary"?))");
+  check_failed(load_text(R"({"residentlimit": "1GiB"})"),
+               R"(deepum: config /tmp/x.json: unknown key "residentlimit" (did you mean "resident_limit"?))");
+}
+
+TEST_CASE("an unknown key with nothing close lists the keys") {
+  check_failed(load_text(R"({"summary": true, "frobnicate": 1})"),
+               "deepum: config /tmp/x.json: unknown key \"frobnicate\" (the keys are enabled, alloc_limit, "
+               "resident_limit, log_level, log_file, stats_file, summary)");
+  // A section deepum does not have (yet) is an unknown key too.
+  check_failed(load_text(R"({"prefetch": {"lookahead": 32}})"),
+               "deepum: config /tmp/x.json: unknown key \"prefetch\" (the keys are enabled, alloc_limit, "
+               "resident_limit, log_level, log_file, stats_file, summary)");
+}
+
+TEST_CASE("a value of the wrong type names the key, the value and what was expected") {
+  check_failed(
+      load_text(R"({"alloc_limit": "lots"})"),
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got "lots")");
+  check_failed(
+      load_text(R"({"alloc_limit": true})"),
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got true)");
+  check_failed(
+      load_text(R"({"alloc_limit": 1.5})"),
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got 1.5)");
+  check_failed(
+      load_text(R"({"alloc_limit": {"bytes": 5}})"),
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got {"bytes":5})");
+  check_failed(
+      load_text(R"({"alloc_limit": -5})"),
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a positive size, not a negative one, got -5)");
+  check_failed(
+      load_text(R"({"resident_limit": 0})"),
+      R"(deepum: config /tmp/x.json: key "resident_limit": expected a size greater than zero, got 0)");
+  check_failed(
+      load_text(R"({"resident_limit": "20000%"})"),
+      R"(deepum: config /tmp/x.json: key "resident_limit": expected a percentage above 0% and at most 10000%, got "20000%")");
+  check_failed(
+      load_text(R"({"resident_limit": "17179869184GiB"})"),
+      R"(deepum: config /tmp/x.json: key "resident_limit": expected a size below 16EiB (2^64 bytes), got "17179869184GiB")");
+  check_failed(load_text(R"({"enabled": "yes"})"),
+               R"(deepum: config /tmp/x.json: key "enabled": expected true or false, got "yes")");
+  check_failed(load_text(R"({"summary": 1})"),
+               R"(deepum: config /tmp/x.json: key "summary": expected true or false, got 1)");
+  check_failed(
+      load_text(R"({"log_level": "loud"})"),
+      R"(deepum: config /tmp/x.json: key "log_level": expected one of trace, debug, info, warn, error, off, got "loud")");
+  check_failed(
+      load_text(R"({"log_level": 3})"),
+      R"(deepum: config /tmp/x.json: key "log_level": expected one of trace, debug, info, warn, error, off, got 3)");
+  check_failed(load_text(R"({"log_file": null})"),
+               R"(deepum: config /tmp/x.json: key "log_file": expected a string, got null)");
+  check_failed(load_text(R"({"stats_file": ["a"]})"),
+               R"(deepum: config /tmp/x.json: key "stats_file": expected a string, got ["a"])");
+}
+
+TEST_CASE("an error after good keys still leaves every default") {
+  check_failed(
+      load_text(R"({"enabled": false, "alloc_limit": "8GiB", "log_level": "loud"})"),
+      R"(deepum: config /tmp/x.json: key "log_level": expected one of trace, debug, info, warn, error, off, got "loud")");
+}
+
+TEST_CASE("a long bad value is cut short in the message") {
+  const std::string long_value(500, 'x');
+  const ConfigLoad load = load_text(R"({"alloc_limit": ")" + long_value + R"("})");
+  CHECK_FALSE(load.ok());
+  CHECK(load.error.ends_with(R"(, got ")" + std::string(59, 'x') + "..."));
+}
+
+TEST_CASE("nothing escapes as an exception") {
+  const cfg::EnvLookup throwing = [](const char*) -> const char* { throw std::runtime_error("env broke"); };
+  const ConfigLoad thrown = cfg::load_config(throwing);
+  CHECK(thrown.error == "deepum: config: internal error: env broke");
+  check_same(thrown.config, Config{});
+  CHECK_FALSE(cfg::load_config(cfg::EnvLookup{}).ok());  // std::bad_function_call
+  CHECK_FALSE(cfg::load_config_text("{}", "x.json", cfg::EnvLookup{}).ok());
+}
+
+TEST_CASE("environment variable names come from the dotted key") {
+  CHECK(cfg::env_var_name("alloc_limit") == "DEEPUM_ALLOC_LIMIT");
+  CHECK(cfg::env_var_name("prefetch.lookahead") == "DEEPUM_PREFETCH_LOOKAHEAD");
+  for (const cfg::KeySpec& key : cfg::config_keys()) CHECK(cfg::env_var_name(key.name) != "DEEPUM_CONFIG");
+}
+
+TEST_CASE("the Markdown table has a row for every key") {
+  const std::string table = cfg::keys_markdown_table();
+  CHECK(table.starts_with("| key | type | default | environment | description |\n|-----|"));
+  CHECK(table.find("| `alloc_limit` | size | `100%` | `DEEPUM_ALLOC_LIMIT` | ") != std::string::npos);
+  CHECK(table.find("| `log_file` | string | `\"\"` | `DEEPUM_LOG_FILE` | ") != std::string::npos);
+  CHECK(table.find("| `log_level` | log level | `info` | `DEEPUM_LOG_LEVEL` | ") != std::string::npos);
+  CHECK(table.find("| `enabled` | bool | `true` | `DEEPUM_ENABLED` | ") != std::string::npos);
+  std::size_t rows = 0;
+  for (char c : table) rows += c == '\n' ? 1 : 0;
+  CHECK(rows == cfg::config_keys().size() + 2);
+  for (const cfg::KeySpec& key : cfg::config_keys()) {
+    CAPTURE(key.name);
+    std::string name_cell = "| `";
+    name_cell.append(key.name).append("` |");
+    std::string env_cell = "`";
+    env_cell.append(cfg::env_var_name(key.name)).append("`");
+    CHECK(table.find(name_cell) != std::string::npos);
+    CHECK(table.find(env_cell) != std::string::npos);
+    CHECK(table.find(std::string(key.description)) != std::string::npos);
+  }
+}
+
+// A table with nested sections, standing in for later ones such as `prefetch.*`: adding rows is all
+// it takes for the file, the environment and the docs to know the keys.
+namespace {
+
+constexpr std::array kNestedKeys{
+    cfg::KeySpec{"enabled", "true", "On or off.", cfg::field<&Config::enabled>()},
+    cfg::KeySpec{"limits.alloc", "100%", "Allocation limit.", cfg::field<&Config::alloc_limit>()},
+    cfg::KeySpec{"limits.gpu.resident", "100%", "Residency limit.", cfg::field<&Config::resident_limit>()},
+};
+
+ConfigLoad load_nested(std::string_view json, const FakeEnv& env = {}) {
+  return cfg::load_config_text(json, "/tmp/n.json", env.lookup(), kNestedKeys);
+}
+
+struct Inner {
+  int value = 0;
+};
+struct Outer {
+  Inner inner;
+};
+
+}  // namespace
+
+TEST_CASE("nested sections are read from nested JSON objects") {
+  const ConfigLoad load = load_nested(R"({"limits": {"alloc": "1GiB", "gpu": {"resident": "2GiB"}}})");
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  CHECK(load.config.alloc_limit == SizeSpec::of_bytes(kGiB));
+  CHECK(load.config.resident_limit == SizeSpec::of_bytes(2 * kGiB));
+  CHECK(load_nested(R"({"limits": {}})").ok());
+}
+
+TEST_CASE("nested keys come from DEEPUM_SECTION_KEY variables, over the file") {
+  const FakeEnv env{{"DEEPUM_LIMITS_GPU_RESIDENT", "50%"}};
+  const ConfigLoad load = load_nested(R"({"limits": {"gpu": {"resident": "2GiB"}}})", env);
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  CHECK(load.config.resident_limit == SizeSpec::of_percent(50.0));
+  CHECK(load.origin == "defaults + /tmp/n.json + env (DEEPUM_LIMITS_GPU_RESIDENT)");
+  const ConfigLoad from_env_only = cfg::load_config(env.lookup(), kNestedKeys);
+  CHECK(from_env_only.config.resident_limit == SizeSpec::of_percent(50.0));
+  check_failed(
+      load_nested("{}", FakeEnv{{"DEEPUM_LIMITS_ALLOC", "lots"}}),
+      R"(deepum: environment DEEPUM_LIMITS_ALLOC="lots": expected a size such as "8GiB", "512MiB", 1073741824 or "50%")");
+}
+
+TEST_CASE("nested errors name the dotted key") {
+  check_failed(load_nested(R"({"limits": {"aloc": "1GiB"}})"),
+               R"(deepum: config /tmp/n.json: unknown key "limits.aloc" (did you mean "limits.alloc"?))");
+  check_failed(
+      load_nested(R"({"limits": {"gpu": {"residnt": "1GiB"}}})"),
+      R"(deepum: config /tmp/n.json: unknown key "limits.gpu.residnt" (did you mean "limits.gpu.resident"?))");
+  check_failed(load_nested(R"({"limit": {"alloc": "1GiB"}})"),
+               R"(deepum: config /tmp/n.json: unknown key "limit" (did you mean "limits"?))");
+  check_failed(
+      load_nested(R"({"limits": {"zzzzzzzzzz": 1}})"),
+      "deepum: config /tmp/n.json: unknown key \"limits.zzzzzzzzzz\" (the keys are enabled, limits.alloc, "
+      "limits.gpu.resident)");
+  check_failed(
+      load_nested(R"({"limits": 5})"),
+      R"(deepum: config /tmp/n.json: key "limits": expected an object with the keys alloc, gpu, got 5)");
+  check_failed(
+      load_nested(R"({"limits": {"gpu": "2GiB"}})"),
+      R"(deepum: config /tmp/n.json: key "limits.gpu": expected an object with the keys resident, got "2GiB")");
+  check_failed(
+      load_nested(R"({"limits": {"alloc": {"x": 1}}})"),
+      R"(deepum: config /tmp/n.json: key "limits.alloc": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got {"x":1})");
+}
+
+TEST_CASE("the Markdown table shows nested keys dotted") {
+  const std::string table = cfg::keys_markdown_table(kNestedKeys);
+  CHECK(table.find(
+            "| `limits.gpu.resident` | size | `100%` | `DEEPUM_LIMITS_GPU_RESIDENT` | Residency limit. |") !=
+        std::string::npos);
+}
+
+TEST_CASE("field<> reaches a member through a path of members") {
+  Outer outer;
+  cfg::detail::member_of<&Outer::inner, &Inner::value>(outer) = 7;
+  CHECK(outer.inner.value == 7);
+  Config config;
+  cfg::field<&Config::summary>()(config) = false;
+  CHECK_FALSE(config.summary);
+}

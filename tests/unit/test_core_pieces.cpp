@@ -1,0 +1,156 @@
+// The smaller core pieces: registry, budget, deferred frees, PyTorch's alloc conf, the driver
+// entry-point table, statistics rendering.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "deepum/core/allocation_budget.hpp"
+#include "deepum/core/deferred_free_queue.hpp"
+#include "deepum/core/entry_point_table.hpp"
+#include "deepum/core/managed_registry.hpp"
+#include "deepum/core/pytorch_alloc_conf.hpp"
+#include "deepum/core/statistics.hpp"
+
+using namespace deepum::core;
+
+TEST_CASE("ManagedRegistry finds the range holding an address and rejects overlaps") {
+  ManagedRegistry registry;
+  CHECK(registry.insert({0x1000, 0x1000, InterceptedApi::cuda_malloc}));
+  CHECK(registry.insert({0x3000, 0x100, InterceptedApi::cu_mem_alloc}));
+  CHECK_FALSE(registry.insert({0x1800, 0x10, InterceptedApi::cuda_malloc}));  // inside the first
+  CHECK_FALSE(registry.insert({0x0800, 0x1000, InterceptedApi::cuda_malloc}));  // runs into it
+  CHECK_FALSE(registry.insert({0x5000, 0, InterceptedApi::cuda_malloc}));
+  CHECK(registry.insert({0x2000, 0x1000, InterceptedApi::cuda_malloc}));  // exactly adjacent
+  CHECK(registry.find_containing(0x1fff)->base == 0x1000);
+  CHECK(registry.find_containing(0x2000)->base == 0x2000);
+  CHECK_FALSE(registry.find_containing(0x0fff));
+  CHECK_FALSE(registry.find_containing(0x3100));
+  CHECK(registry.live_bytes() == 0x2100);
+  CHECK_FALSE(registry.erase(0x1004));  // only exact bases are frees
+  auto erased = registry.erase(0x1000);
+  REQUIRE(erased);
+  CHECK(erased->bytes == 0x1000);
+  CHECK(registry.live_count() == 2);
+  CHECK(registry.snapshot().front().base == 0x2000);
+}
+
+TEST_CASE("ManagedRegistry stays consistent under concurrent inserts, lookups and erases") {
+  ManagedRegistry registry;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&registry, t] {
+      const std::uintptr_t base = 0x100000u * static_cast<std::uintptr_t>(t + 1);
+      for (int i = 0; i < 1000; ++i) {
+        const std::uintptr_t at = base + static_cast<std::uintptr_t>(i % 16) * 0x100;
+        CHECK(registry.insert({at, 0x100, InterceptedApi::cuda_malloc}));
+        CHECK(registry.find_containing(at + 0x80));
+        CHECK(registry.erase(at));
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(registry.live_count() == 0);
+  CHECK(registry.live_bytes() == 0);
+}
+
+TEST_CASE("AllocationBudget tracks use and peak and refuses overflow") {
+  AllocationBudget budget;
+  budget.set_limit(100);
+  CHECK(budget.try_reserve(60));
+  CHECK_FALSE(budget.try_reserve(41));
+  CHECK(budget.try_reserve(40));
+  budget.release(70);
+  CHECK(budget.in_use() == 30);
+  CHECK(budget.peak() == 100);
+  CHECK_FALSE(budget.try_reserve(UINT64_MAX));
+  budget.release(1000);  // saturates instead of wrapping
+  CHECK(budget.in_use() == 0);
+}
+
+TEST_CASE("DeferredFreeQueue releases only entries whose completion fired") {
+  DeferredFreeQueue queue;
+  int fired_a = 1, pending_b = 0;
+  queue.push({0xa000, &fired_a});
+  queue.push({0xb000, &pending_b});
+  std::vector<std::uintptr_t> released;
+  auto is_done = [](void* completion) { return *static_cast<int*>(completion) != 0; };
+  auto release = [&](const DeferredFreeQueue::Entry& e) { released.push_back(e.base); };
+  CHECK(queue.reap(is_done, release) == 1);
+  CHECK(released == std::vector<std::uintptr_t>{0xa000});
+  CHECK(queue.size() == 1);
+  pending_b = 1;
+  CHECK(queue.reap(is_done, release) == 1);
+  CHECK(released.back() == 0xb000);
+  CHECK(queue.size() == 0);
+}
+
+TEST_CASE("expandable_segments is removed from PyTorch's allocator settings") {
+  CHECK(without_expandable_segments("expandable_segments:True") == std::string{});
+  CHECK(without_expandable_segments("expandable_segments:True,max_split_size_mb:128") ==
+        std::string("max_split_size_mb:128"));
+  CHECK(without_expandable_segments("max_split_size_mb:128, expandable_segments : true") ==
+        std::string("max_split_size_mb:128"));
+  CHECK_FALSE(without_expandable_segments("expandable_segments:False"));
+  CHECK_FALSE(without_expandable_segments("max_split_size_mb:128"));
+  CHECK_FALSE(without_expandable_segments(""));
+}
+
+namespace {
+struct TestEntry {
+  EntryPointSpec spec;
+  int id;
+};
+const TestEntry kEntries[] = {
+    {{"cuMemAlloc_v2", "cuMemAlloc", 3020, kNoMaxVersion, StreamVariant::not_applicable}, 1},
+    {{"cuMemAllocAsync", "cuMemAllocAsync", 11020, kNoMaxVersion, StreamVariant::legacy}, 2},
+    {{"cuMemAllocAsync_ptsz", "cuMemAllocAsync", 11020, kNoMaxVersion, StreamVariant::per_thread}, 3},
+    {{"cuGetProcAddress_v2", "cuGetProcAddress", 12000, kNoMaxVersion, StreamVariant::not_applicable}, 4},
+    {{"cuGetProcAddress", "cuGetProcAddress", 11030, 12000, StreamVariant::not_applicable}, 5},
+};
+int proc(const char* symbol, int version, bool per_thread) {
+  const TestEntry* e = find_by_proc_address(std::span<const TestEntry>(kEntries), symbol, version, per_thread);
+  return e ? e->id : 0;
+}
+}  // namespace
+
+TEST_CASE("cuGetProcAddress lookups map to the variant the driver hands out") {
+  CHECK(proc("cuMemAlloc", 13000, false) == 1);
+  CHECK(proc("cuMemAlloc", 13000, true) == 1);  // no stream variants: the flag does not matter
+  CHECK(proc("cuMemAlloc", 3010, false) == 0);  // v1, 32-bit sizes: not ours
+  CHECK(proc("cuMemAllocAsync", 12000, false) == 2);
+  CHECK(proc("cuMemAllocAsync", 12000, true) == 3);
+  CHECK(proc("cuMemAllocAsync", 11000, true) == 0);
+  CHECK(proc("cuGetProcAddress", 13000, false) == 4);
+  CHECK(proc("cuGetProcAddress", 11080, false) == 5);
+  CHECK(proc("cuLaunchKernel", 13000, false) == 0);
+  const TestEntry* e = find_by_exported_name(std::span<const TestEntry>(kEntries), "cuMemAllocAsync_ptsz");
+  REQUIRE(e);
+  CHECK(e->id == 3);
+  CHECK_FALSE(find_by_exported_name(std::span<const TestEntry>(kEntries), "cuMemAlloc"));
+}
+
+TEST_CASE("statistics render as a summary and as JSON") {
+  Statistics stats;
+  stats.count_call(InterceptedApi::cuda_malloc);
+  stats.count_call(InterceptedApi::cuda_malloc);
+  stats.count_allocated(InterceptedApi::cuda_malloc, 3ull << 30);
+  stats.count_refused(InterceptedApi::cuda_malloc);
+  stats.count_entry_point_via_dlsym();
+  StatisticsSnapshot snap = stats.snapshot();
+  snap.alloc_limit_bytes = 8ull << 30;
+  snap.peak_managed_bytes = 3ull << 30;
+  const std::string summary = render_summary(snap, "pid 1, test");
+  CHECK(summary.find("cudaMalloc") != std::string::npos);
+  CHECK(summary.find("3.00 GiB") != std::string::npos);
+  CHECK(summary.find("allocation 8.00 GiB") != std::string::npos);
+  CHECK(summary.find("cuMemAlloc ") == std::string::npos);  // APIs never called are left out
+  const auto json = nlohmann::json::parse(render_json(snap, "pid 1", "defaults"));
+  CHECK(json["calls"]["cudaMalloc"]["calls"] == 2);
+  CHECK(json["calls"]["cudaMalloc"]["refused"] == 1);
+  CHECK(json["managed_allocations"] == 1);
+  CHECK(json["entry_points_via_dlsym"] == 1);
+  CHECK(format_bytes(512) == "512 B");
+  CHECK(format_bytes(1536) == "1.50 KiB");
+}
