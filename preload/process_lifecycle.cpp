@@ -13,7 +13,8 @@ namespace deepum::preload {
 namespace {
 
 void switch_off_expandable_segments() {
-  for (const char* variable : {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"}) {
+  static constexpr const char* kVariables[] = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"};
+  for (const char* variable : kVariables) {
     const char* value = std::getenv(variable);
     if (value == nullptr) continue;
     std::optional<std::string> rewritten = core::without_expandable_segments(value);

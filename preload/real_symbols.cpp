@@ -11,7 +11,8 @@ namespace {
 
 DlsymFn lookup_real_dlsym() {
   // glibc >= 2.34 versions dlsym GLIBC_2.34 (libc) and keeps GLIBC_2.2.5 for old binaries.
-  for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
+  static constexpr const char* kVersions[] = {"GLIBC_2.34", "GLIBC_2.2.5"};
+  for (const char* version : kVersions) {
     if (void* fn = dlvsym(RTLD_NEXT, "dlsym", version)) return reinterpret_cast<DlsymFn>(fn);
   }
   return nullptr;

@@ -321,8 +321,9 @@ ConfigLoad load(const std::optional<JsonFile>& file, const EnvLookup& env, std::
   ConfigLoad result;
   result.origin = "defaults";
   if (file) {
-    if (auto error = apply_json_text(file->text, file->name, keys, result.config))
+    if (auto error = apply_json_text(file->text, file->name, keys, result.config)) {
       return failed(std::move(*error));
+    }
     result.origin += " + " + std::string(file->name);
   }
   std::vector<std::string> env_used;
@@ -353,21 +354,27 @@ std::optional<std::string> read_file(const char* path, std::string& error) {
   return text;
 }
 
+// The load to fall back on when something unexpected (allocation, a throwing EnvLookup) fails.
+ConfigLoad internal_error(const char* what) noexcept {
+  ConfigLoad result;
+  try {
+    result = failed(std::string("deepum: config: internal error: ") + what);
+  } catch (...) {
+    result.error = "deepum: error";  // short enough not to allocate
+  }
+  return result;
+}
+
 // Runs `make_load`, turning any exception into an error so nothing escapes into the host program.
 template <typename MakeLoad>
 ConfigLoad guarded(const MakeLoad& make_load) noexcept {
   try {
     return make_load();
   } catch (const std::exception& error) {
-    try {
-      return failed(std::string("deepum: config: internal error: ") + error.what());
-    } catch (...) {
-    }
+    return internal_error(error.what());
   } catch (...) {
+    return internal_error("unknown exception");
   }
-  ConfigLoad result;
-  result.error = "deepum: error";  // short enough not to allocate
-  return result;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "deepum/config/config.hpp"
 #include "deepum/config/keys.hpp"
@@ -508,6 +509,9 @@ TEST_CASE("field<> reaches a member through a path of members") {
   cfg::detail::member_of<&Outer::inner, &Inner::value>(outer) = 7;
   CHECK(outer.inner.value == 7);
   Config config;
-  cfg::field<&Config::summary>()(config) = false;
+  const cfg::Field summary = cfg::field<&Config::summary>();
+  REQUIRE(std::holds_alternative<cfg::FieldOf<bool>>(summary));  // the member's type is the key's type
+  std::get<cfg::FieldOf<bool>>(summary)(config) = false;
   CHECK_FALSE(config.summary);
+  CHECK(std::holds_alternative<cfg::FieldOf<SizeSpec>>(cfg::field<&Config::alloc_limit>()));
 }

@@ -26,13 +26,18 @@ constexpr auto& member_of(Object& object) {
     return member_of<nested...>(object.*member);
   }
 }
+
+template <auto... members>
+constexpr auto& config_member(Config& config) {
+  return member_of<members...>(config);
+}
 }  // namespace detail
 
 // field<&Config::alloc_limit>() for a top-level key; for a key in a section, name the path of
 // members: field<&Config::prefetch, &PrefetchConfig::lookahead>().
 template <auto... members>
-constexpr auto field() {
-  return +[](Config & config) -> auto& { return detail::member_of<members...>(config); };
+constexpr Field field() {
+  return &detail::config_member<members...>;
 }
 
 struct KeySpec {

@@ -1,0 +1,91 @@
+// The plain events deepum's decision logic eats: what the program launched, what the GPU ran, the
+// page faults and migrations CUPTI reported, allocations and frees, and the hints deepum issued.
+// No CUDA headers: the tracer turns vendor records into these, tests fabricate them, and the
+// simulator replays them from trace files.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace deepum::core {
+
+// Nanoseconds on CUPTI's clock (cuptiGetTimestamp), the clock of every GPU-side record.
+using Timestamp = std::uint64_t;
+
+// DeepUM's granularity: the driver's 2 MB virtual-address block.
+inline constexpr std::uint64_t kBlockShift = 21;
+inline constexpr std::uint64_t kBlockBytes = std::uint64_t{1} << kBlockShift;
+using BlockId = std::uint64_t;  // address >> kBlockShift
+constexpr BlockId block_of(std::uint64_t address) { return address >> kBlockShift; }
+constexpr std::uint64_t block_base(BlockId block) { return block << kBlockShift; }
+
+// A kernel launch as the host enqueued it (launch callback, API enter).
+struct KernelLaunch {
+  static constexpr std::size_t kMaxPointers = 24;
+
+  std::uint64_t correlation_id = 0;  // CUPTI's, shared with the kernel's activity record
+  std::uint64_t execution_key = 0;   // stable across iterations: function, shape, managed pointers
+  std::uint64_t function = 0;        // the CUfunction handle, as an opaque id
+  std::uint64_t stream = 0;          // the CUstream handle, as an opaque id
+  Timestamp host_time = 0;
+  std::array<std::uint32_t, 3> grid{};
+  std::array<std::uint32_t, 3> block{};
+  std::uint16_t pointer_count = 0;   // managed pointers found among the arguments
+  bool pointers_truncated = false;   // more than kMaxPointers were found
+  std::array<std::uint64_t, kMaxPointers> pointers{};
+};
+
+// A kernel as the GPU ran it (CUPTI concurrent-kernel activity record).
+struct KernelExecution {
+  std::uint64_t correlation_id = 0;
+  Timestamp start = 0;
+  Timestamp end = 0;
+  std::uint32_t stream_id = 0;
+  std::uint32_t device = 0;
+};
+
+enum class FaultAccess : std::uint8_t { unknown, read, write, atomic, prefetch };
+
+// A GPU page fault group (CUPTI unified-memory counter, GPU_PAGE_FAULT).
+struct PageFault {
+  Timestamp start = 0;
+  Timestamp end = 0;
+  std::uint64_t address = 0;
+  std::uint64_t fault_count = 1;  // faults the driver grouped into this record
+  FaultAccess access = FaultAccess::unknown;
+  std::uint32_t device = 0;
+};
+
+enum class MigrationDirection : std::uint8_t { host_to_device, device_to_host };
+// Why the driver moved the bytes (CUpti_ActivityUnifiedMemoryMigrationCause).
+enum class MigrationCause : std::uint8_t { unknown, user, coherence, prefetch, eviction, access_counters };
+
+// Bytes moved by the driver (CUPTI unified-memory counter, BYTES_TRANSFER_HTOD/DTOH).
+struct Migration {
+  Timestamp start = 0;
+  Timestamp end = 0;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  MigrationDirection direction = MigrationDirection::host_to_device;
+  MigrationCause cause = MigrationCause::unknown;
+};
+
+// A managed range coming or going (from the allocation interposers).
+struct RangeEvent {
+  enum class Kind : std::uint8_t { allocated, freed };
+  Kind kind = Kind::allocated;
+  Timestamp time = 0;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+};
+
+// A hint deepum issued to the driver.
+struct Hint {
+  enum class Kind : std::uint8_t { prefetch_to_gpu, evict_to_host, discard };
+  Kind kind = Kind::prefetch_to_gpu;
+  Timestamp time = 0;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+};
+
+}  // namespace deepum::core

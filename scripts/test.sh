@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# test.sh: builds deepum and runs every test: the full build (unit, preload and, where a GPU exists,
+# the gpu-labelled integration tests, which skip with a message elsewhere) and a second build of
+# the CUDA-free core and its unit tests under AddressSanitizer and UndefinedBehaviorSanitizer.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+
+"$root/scripts/build.sh" "$root/build"
+(cd "$root/build" && ctest --output-on-failure -j "$jobs")
+
+"$root/scripts/build.sh" "$root/build-asan" -DDEEPUM_SANITIZE=ON
+(cd "$root/build-asan" && ctest --output-on-failure -j "$jobs")
