@@ -88,4 +88,11 @@ struct Hint {
   std::uint64_t bytes = 0;
 };
 
+// GPU memory in use over time: deepum's estimate and the driver's own figure.
+struct ResidentSample {
+  Timestamp time = 0;
+  std::uint64_t estimated_resident_bytes = 0;  // deepum's ResidencyMap
+  std::uint64_t measured_used_bytes = 0;       // the driver's figure less the baseline at start; 0 unknown
+};
+
 }  // namespace deepum::core

@@ -1,0 +1,67 @@
+// ResidencyMap: deepum's picture of which 2 MB blocks of managed memory sit in GPU memory, kept
+// from CUPTI's faults and migrations and from deepum's own evictions, with the least recently used
+// order that eviction draws its victims from. Pure C++; driven by one thread (the worker).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "deepum/core/events.hpp"
+
+namespace deepum::core {
+
+struct AddressRange {
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  bool operator==(const AddressRange&) const = default;
+};
+
+class ResidencyMap {
+ public:
+  void on_range_allocated(std::uint64_t address, std::uint64_t bytes);
+  void on_range_freed(std::uint64_t address, std::uint64_t bytes);
+  // A GPU fault makes its block resident: the driver maps at least the faulting block.
+  void on_fault(const PageFault& fault);
+  void on_migration(const Migration& migration);
+  // A launch named this address among its arguments at `time`: the block is in use.
+  void on_use(std::uint64_t address, Timestamp time);
+  // deepum moved [address, address+bytes) to the host.
+  void on_evicted(const AddressRange& range);
+
+  std::uint64_t resident_bytes() const { return resident_bytes_; }
+  std::uint64_t peak_resident_bytes() const { return peak_resident_bytes_; }
+  std::uint64_t resident_bytes_of(BlockId block) const;
+  std::size_t tracked_blocks() const { return blocks_.size(); }
+
+  // Least recently used resident blocks covering at least `bytes_to_free`, as contiguous address
+  // ranges inside managed memory. Blocks for which `is_protected` holds are taken only when the
+  // unprotected ones do not cover the need.
+  std::vector<AddressRange> choose_victims(std::uint64_t bytes_to_free,
+                                           const std::function<bool(BlockId)>& is_protected) const;
+
+ private:
+  struct Block {
+    std::uint64_t capacity = 0;    // bytes of this block inside managed ranges
+    std::uint64_t gpu_bytes = 0;   // of those, estimated resident on the GPU
+    Timestamp last_use = 0;
+  };
+
+  Block* find(BlockId block);
+  void set_gpu_bytes(BlockId id, Block& block, std::uint64_t bytes);
+  void touch(BlockId id, Block& block, Timestamp time);
+  // Calls fn(block id, overlap bytes) for every tracked block overlapping the range.
+  template <typename Fn>
+  void for_each_block(std::uint64_t address, std::uint64_t bytes, Fn&& fn);
+
+  std::unordered_map<BlockId, Block> blocks_;
+  std::set<std::pair<Timestamp, BlockId>> lru_;  // resident blocks, least recently used first
+  std::map<std::uint64_t, std::uint64_t> ranges_;  // live managed ranges: address -> bytes
+  std::uint64_t resident_bytes_ = 0;
+  std::uint64_t peak_resident_bytes_ = 0;
+};
+
+}  // namespace deepum::core

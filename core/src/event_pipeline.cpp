@@ -1,0 +1,146 @@
+#include "deepum/core/event_pipeline.hpp"
+
+#include <algorithm>
+
+namespace deepum::core {
+namespace {
+
+// How often the driver's used-memory figure is sampled, for the trace and the peak.
+constexpr Timestamp kSampleIntervalNs = 10'000'000;
+
+}  // namespace
+
+void EventPipeline::on_function_name(std::uint64_t function, std::string name) {
+  std::lock_guard lock(inbox_mutex_);
+  new_function_names_.emplace_back(function, std::move(name));
+}
+
+void EventPipeline::handle(const KernelLaunch& launch, EventRecorder* recorder) {
+  if (recorder) recorder->launch(launch);
+  attributor_.on_launch(launch);
+  std::vector<BlockId> blocks;
+  blocks.reserve(launch.pointer_count);
+  for (std::size_t i = 0; i < launch.pointer_count; ++i) {
+    residency_.on_use(launch.pointers[i], launch.host_time);
+    blocks.push_back(block_of(launch.pointers[i]));
+  }
+  std::lock_guard lock(stats_mutex_);
+  ++stats_.launches;
+  if (launch.pointer_count > 0) {
+    ++stats_.launches_with_managed_pointers;
+    for (BlockId block : blocks) ++in_flight_blocks_[block];
+    in_flight_launches_.emplace(launch.correlation_id, std::move(blocks));
+  }
+}
+
+void EventPipeline::handle(const ActivityEvent& event, EventRecorder* recorder) {
+  std::lock_guard lock(stats_mutex_);
+  if (const auto* execution = std::get_if<KernelExecution>(&event)) {
+    if (recorder) recorder->execution(*execution);
+    attributor_.on_execution(*execution);
+    ++stats_.executions;
+    if (auto it = in_flight_launches_.find(execution->correlation_id); it != in_flight_launches_.end()) {
+      for (BlockId block : it->second) {
+        if (auto ref = in_flight_blocks_.find(block); ref != in_flight_blocks_.end() && --ref->second == 0) {
+          in_flight_blocks_.erase(ref);
+        }
+      }
+      in_flight_launches_.erase(it);
+    }
+  } else if (const auto* fault = std::get_if<PageFault>(&event)) {
+    if (recorder) recorder->fault(*fault);
+    attributor_.on_fault(*fault);
+    residency_.on_fault(*fault);
+    ++stats_.fault_records;
+    stats_.faults += fault->fault_count;
+  } else if (const auto* migration = std::get_if<Migration>(&event)) {
+    if (recorder) recorder->migration(*migration);
+    residency_.on_migration(*migration);
+    if (migration->direction == MigrationDirection::host_to_device) {
+      ++stats_.migrations_to_gpu;
+      stats_.bytes_to_gpu += migration->bytes;
+    } else {
+      ++stats_.migrations_to_host;
+      stats_.bytes_to_host += migration->bytes;
+      if (migration->cause == MigrationCause::eviction) stats_.bytes_to_host_by_eviction += migration->bytes;
+    }
+  } else if (const auto* range = std::get_if<RangeEvent>(&event)) {
+    if (recorder) recorder->range(*range);
+    if (range->kind == RangeEvent::Kind::allocated) {
+      residency_.on_range_allocated(range->address, range->bytes);
+    } else {
+      residency_.on_range_freed(range->address, range->bytes);
+    }
+  }
+  stats_.peak_estimated_resident_bytes = residency_.peak_resident_bytes();
+}
+
+bool EventPipeline::in_flight(BlockId block) const { return in_flight_blocks_.count(block) != 0; }
+
+void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* recorder, bool final) {
+  std::vector<ActivityEvent> events;
+  std::vector<std::pair<std::uint64_t, std::string>> names;
+  {
+    std::lock_guard lock(inbox_mutex_);
+    events.swap(inbox_);
+    names.swap(new_function_names_);
+  }
+  if (recorder) {
+    for (const auto& [function, name] : names) recorder->function_name(function, name);
+  }
+  // Launches first: a kernel's execution record never precedes its launch.
+  launches_.drain([&](const KernelLaunch& launch) { handle(launch, recorder); });
+  // Activity in arrival order: a range is posted by its allocation before any fault on it.
+  for (const ActivityEvent& event : events) handle(event, recorder);
+  attributor_.attribute([](const PageFault&, const KernelExecution&, const LaunchSummary*) {}, final);
+  if (options_.enforce_resident_limit) enforce_resident_limit(now, executor, recorder);
+  sample_residency(now, executor, recorder);
+  std::lock_guard lock(stats_mutex_);
+  stats_.launches_dropped = launches_.dropped();
+  stats_.attribution = attributor_.stats();
+}
+
+void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
+  const std::uint64_t limit = options_.resident_limit_bytes;
+  const std::uint64_t headroom = std::min(options_.eviction_headroom_bytes, limit / 4);
+  const std::uint64_t resident = residency_.resident_bytes();
+  if (resident + headroom <= limit) return;
+  // Evict down to a full headroom below the trigger so eviction runs in batches, not per fault.
+  const std::uint64_t target = limit > 2 * headroom ? limit - 2 * headroom : 0;
+  const std::vector<AddressRange> victims =
+      residency_.choose_victims(resident - target, [this](BlockId block) { return in_flight(block); });
+  if (victims.empty()) return;
+  const bool ok = executor.evict_to_host(victims);
+  std::uint64_t bytes = 0;
+  for (const AddressRange& range : victims) {
+    bytes += range.bytes;
+    if (ok) residency_.on_evicted(range);
+    if (recorder) recorder->hint(Hint{Hint::Kind::evict_to_host, now, range.address, range.bytes});
+  }
+  std::lock_guard lock(stats_mutex_);
+  if (ok) {
+    ++stats_.deepum_evictions;
+    stats_.deepum_evicted_bytes += bytes;
+  } else {
+    ++stats_.deepum_eviction_failures;
+  }
+}
+
+void EventPipeline::sample_residency(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
+  if (now < last_sample_ + kSampleIntervalNs) return;
+  last_sample_ = now;
+  ResidentSample sample{now, residency_.resident_bytes(), 0};
+  if (auto used = executor.device_used_bytes()) {
+    sample.measured_used_bytes = *used > baseline_used_bytes_ ? *used - baseline_used_bytes_ : 0;
+  }
+  if (recorder) recorder->resident(sample);
+  std::lock_guard lock(stats_mutex_);
+  stats_.peak_measured_used_bytes = std::max(stats_.peak_measured_used_bytes, sample.measured_used_bytes);
+}
+
+PipelineStats EventPipeline::stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
+}  // namespace deepum::core

@@ -1,0 +1,138 @@
+#include "deepum/core/residency_map.hpp"
+
+#include <algorithm>
+
+namespace deepum::core {
+
+ResidencyMap::Block* ResidencyMap::find(BlockId block) {
+  auto it = blocks_.find(block);
+  return it == blocks_.end() ? nullptr : &it->second;
+}
+
+template <typename Fn>
+void ResidencyMap::for_each_block(std::uint64_t address, std::uint64_t bytes, Fn&& fn) {
+  if (bytes == 0) return;
+  const std::uint64_t end = address + bytes;
+  for (BlockId id = block_of(address); id <= block_of(end - 1); ++id) {
+    const std::uint64_t lo = std::max(address, block_base(id));
+    const std::uint64_t hi = std::min(end, block_base(id) + kBlockBytes);
+    fn(id, hi - lo);
+  }
+}
+
+void ResidencyMap::set_gpu_bytes(BlockId id, Block& block, std::uint64_t bytes) {
+  bytes = std::min(bytes, block.capacity);
+  if (block.gpu_bytes == bytes) return;
+  if (block.gpu_bytes == 0) lru_.emplace(block.last_use, id);
+  if (bytes == 0) lru_.erase({block.last_use, id});
+  resident_bytes_ = resident_bytes_ - block.gpu_bytes + bytes;
+  block.gpu_bytes = bytes;
+  peak_resident_bytes_ = std::max(peak_resident_bytes_, resident_bytes_);
+}
+
+void ResidencyMap::touch(BlockId id, Block& block, Timestamp time) {
+  if (time <= block.last_use) return;
+  if (block.gpu_bytes > 0) {
+    lru_.erase({block.last_use, id});
+    lru_.emplace(time, id);
+  }
+  block.last_use = time;
+}
+
+void ResidencyMap::on_range_allocated(std::uint64_t address, std::uint64_t bytes) {
+  if (bytes == 0) return;
+  ranges_[address] = bytes;
+  for_each_block(address, bytes, [&](BlockId id, std::uint64_t overlap) { blocks_[id].capacity += overlap; });
+}
+
+void ResidencyMap::on_range_freed(std::uint64_t address, std::uint64_t bytes) {
+  if (ranges_.erase(address) == 0) return;
+  for_each_block(address, bytes, [&](BlockId id, std::uint64_t overlap) {
+    Block* block = find(id);
+    if (block == nullptr) return;
+    const std::uint64_t capacity = block->capacity > overlap ? block->capacity - overlap : 0;
+    if (capacity == 0) {
+      set_gpu_bytes(id, *block, 0);
+      blocks_.erase(id);
+      return;
+    }
+    block->capacity = capacity;
+    set_gpu_bytes(id, *block, block->gpu_bytes);  // clamps to the smaller capacity
+  });
+}
+
+void ResidencyMap::on_fault(const PageFault& fault) {
+  Block* block = find(block_of(fault.address));
+  if (block == nullptr) return;
+  touch(block_of(fault.address), *block, fault.start);
+  set_gpu_bytes(block_of(fault.address), *block, block->capacity);
+}
+
+void ResidencyMap::on_migration(const Migration& migration) {
+  const bool to_gpu = migration.direction == MigrationDirection::host_to_device;
+  for_each_block(migration.address, migration.bytes, [&](BlockId id, std::uint64_t overlap) {
+    Block* block = find(id);
+    if (block == nullptr) return;
+    if (to_gpu) {
+      touch(id, *block, migration.start);
+      set_gpu_bytes(id, *block, block->gpu_bytes + overlap);
+    } else {
+      set_gpu_bytes(id, *block, block->gpu_bytes > overlap ? block->gpu_bytes - overlap : 0);
+    }
+  });
+}
+
+void ResidencyMap::on_use(std::uint64_t address, Timestamp time) {
+  if (Block* block = find(block_of(address))) touch(block_of(address), *block, time);
+}
+
+void ResidencyMap::on_evicted(const AddressRange& range) {
+  for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t overlap) {
+    if (Block* block = find(id)) set_gpu_bytes(id, *block, block->gpu_bytes > overlap ? block->gpu_bytes - overlap : 0);
+  });
+}
+
+std::uint64_t ResidencyMap::resident_bytes_of(BlockId block) const {
+  auto it = blocks_.find(block);
+  return it == blocks_.end() ? 0 : it->second.gpu_bytes;
+}
+
+std::vector<AddressRange> ResidencyMap::choose_victims(std::uint64_t bytes_to_free,
+                                                       const std::function<bool(BlockId)>& is_protected) const {
+  std::vector<BlockId> chosen;
+  std::uint64_t covered = 0;
+  // First pass: unprotected blocks only; second pass, if still short: protected ones too.
+  for (int pass = 0; pass < 2 && covered < bytes_to_free; ++pass) {
+    for (const auto& [last_use, id] : lru_) {
+      if (covered >= bytes_to_free) break;
+      const bool protected_block = is_protected && is_protected(id);
+      if (protected_block != (pass == 1)) continue;
+      chosen.push_back(id);
+      covered += blocks_.at(id).gpu_bytes;
+    }
+  }
+  std::sort(chosen.begin(), chosen.end());
+  // Clip each block to the managed ranges it overlaps; merge neighbours within one range only,
+  // since a prefetch may not span two allocations.
+  std::vector<AddressRange> ranges;
+  std::uint64_t last_range_base = 0;
+  for (BlockId id : chosen) {
+    const std::uint64_t lo = block_base(id), hi = lo + kBlockBytes;
+    auto it = ranges_.upper_bound(lo);
+    if (it != ranges_.begin()) --it;
+    for (; it != ranges_.end() && it->first < hi; ++it) {
+      const std::uint64_t start = std::max(lo, it->first);
+      const std::uint64_t end = std::min(hi, it->first + it->second);
+      if (start >= end) continue;
+      if (!ranges.empty() && last_range_base == it->first && ranges.back().address + ranges.back().bytes == start) {
+        ranges.back().bytes += end - start;
+      } else {
+        ranges.push_back({start, end - start});
+        last_range_base = it->first;
+      }
+    }
+  }
+  return ranges;
+}
+
+}  // namespace deepum::core

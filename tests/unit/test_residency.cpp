@@ -1,0 +1,184 @@
+// ResidencyMap, FaultAttributor, LaunchQueue and EventPipeline on fabricated event streams.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "deepum/core/event_pipeline.hpp"
+
+using namespace deepum::core;
+
+namespace {
+constexpr std::uint64_t kMiB = 1ull << 20;
+constexpr std::uint64_t kBase = 0x7f0000000000;  // 2 MB aligned
+
+PageFault fault_at(std::uint64_t address, Timestamp t) {
+  PageFault f;
+  f.address = address;
+  f.start = t;
+  f.end = t + 100;
+  return f;
+}
+
+Migration migration(std::uint64_t address, std::uint64_t bytes, MigrationDirection direction, Timestamp t) {
+  Migration m;
+  m.address = address;
+  m.bytes = bytes;
+  m.direction = direction;
+  m.start = t;
+  m.end = t + 10;
+  return m;
+}
+
+struct RecordingExecutor : HintExecutor {
+  std::vector<AddressRange> evicted;
+  bool evict_to_host(std::span<const AddressRange> ranges) override {
+    evicted.insert(evicted.end(), ranges.begin(), ranges.end());
+    return true;
+  }
+  std::optional<std::uint64_t> device_used_bytes() override { return std::nullopt; }
+};
+}  // namespace
+
+TEST_CASE("residency follows faults and migrations, clipped to managed ranges") {
+  ResidencyMap map;
+  map.on_range_allocated(kBase, 5 * kMiB);  // blocks 0,1 full; block 2 holds 1 MiB
+  map.on_fault(fault_at(kBase + 100, 1));
+  CHECK(map.resident_bytes() == 2 * kMiB);
+  map.on_fault(fault_at(kBase + 4 * kMiB + 5, 2));  // the partial block: only its 1 MiB counts
+  CHECK(map.resident_bytes() == 3 * kMiB);
+  map.on_migration(migration(kBase + 2 * kMiB, 1 * kMiB, MigrationDirection::host_to_device, 3));
+  CHECK(map.resident_bytes_of(block_of(kBase + 2 * kMiB)) == 1 * kMiB);
+  CHECK(map.resident_bytes() == 4 * kMiB);
+  map.on_migration(migration(kBase, 3 * kMiB, MigrationDirection::device_to_host, 4));
+  CHECK(map.resident_bytes() == 1 * kMiB);  // block 0 gone, block 1 half, block 2 resident
+  CHECK(map.peak_resident_bytes() == 4 * kMiB);
+  map.on_fault(fault_at(0x1000, 5));  // not managed: ignored
+  CHECK(map.resident_bytes() == 1 * kMiB);
+  map.on_range_freed(kBase, 5 * kMiB);
+  CHECK(map.resident_bytes() == 0);
+  CHECK(map.tracked_blocks() == 0);
+}
+
+TEST_CASE("victims are the least recently used blocks, in-use blocks last, merged per range") {
+  ResidencyMap map;
+  map.on_range_allocated(kBase, 8 * kMiB);               // blocks A0..A3
+  map.on_range_allocated(kBase + 8 * kMiB, 4 * kMiB);    // blocks B0..B1, adjacent range
+  for (int i = 0; i < 6; ++i) map.on_fault(fault_at(kBase + static_cast<std::uint64_t>(i) * 2 * kMiB, 10 + static_cast<Timestamp>(i)));
+  map.on_use(kBase, 100);  // A0 used most recently
+  auto protect_a1 = [](BlockId b) { return b == block_of(kBase + 2 * kMiB); };
+  auto victims = map.choose_victims(6 * kMiB, protect_a1);
+  // LRU without A1 (protected) and A0 (newest): A2, A3 (merged), B0 -> split at the range boundary.
+  REQUIRE(victims.size() == 2);
+  CHECK(victims[0] == AddressRange{kBase + 4 * kMiB, 4 * kMiB});
+  CHECK(victims[1] == AddressRange{kBase + 8 * kMiB, 2 * kMiB});
+  // Asking for everything takes protected blocks too, last.
+  victims = map.choose_victims(12 * kMiB, protect_a1);
+  std::uint64_t total = 0;
+  for (const auto& r : victims) total += r.bytes;
+  CHECK(total == 12 * kMiB);
+  map.on_evicted({kBase, 12 * kMiB});
+  CHECK(map.resident_bytes() == 0);
+}
+
+TEST_CASE("faults are attributed to the kernel running at their time, late records included") {
+  FaultAttributor attributor;
+  KernelLaunch launch;
+  launch.correlation_id = 7;
+  launch.execution_key = 77;
+  attributor.on_launch(launch);
+  attributor.on_fault(fault_at(kBase, 1'500'000));   // during kernel 7
+  attributor.on_fault(fault_at(kBase, 5'000'000));   // during kernel 8, whose record comes later
+  attributor.on_execution({7, 1'000'000, 2'000'000, 1, 0});
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;  // correlation, key
+  auto collect = [&](const PageFault&, const KernelExecution& e, const LaunchSummary* l) {
+    seen.emplace_back(e.correlation_id, l ? l->execution_key : 0);
+  };
+  attributor.attribute(collect);
+  CHECK(seen.size() == 1);
+  CHECK(seen[0] == std::pair<std::uint64_t, std::uint64_t>{7, 77});
+  CHECK(attributor.stats().pending() == 1);
+  attributor.on_execution({8, 4'000'000, 6'000'000, 1, 0});
+  attributor.attribute(collect);
+  CHECK(seen.size() == 2);
+  CHECK(seen[1].first == 8);
+  CHECK(seen[1].second == 0);  // launch not seen
+  // A fault when nothing ran is given up once kernels far later have finished, or at the end.
+  attributor.on_fault(fault_at(kBase, 3'000'000));
+  attributor.attribute(collect);
+  CHECK(attributor.stats().pending() == 1);
+  attributor.attribute(collect, /*final=*/true);
+  CHECK(attributor.stats().unattributed == 1);
+  CHECK(attributor.stats().attributed == 2);
+}
+
+TEST_CASE("LaunchQueue hands over every launch from many threads, in order per thread") {
+  LaunchQueue queue;
+  std::vector<std::thread> threads;
+  for (std::uint64_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&queue, t] {
+      for (std::uint64_t i = 0; i < 1000; ++i) {
+        KernelLaunch l;
+        l.correlation_id = t * 1'000'000 + i;
+        queue.push(l);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::vector<std::uint64_t> last(4, 0);
+  std::size_t count = 0;
+  bool ordered = true;
+  queue.drain([&](const KernelLaunch& l) {
+    const std::uint64_t t = l.correlation_id / 1'000'000, i = l.correlation_id % 1'000'000;
+    if (i != 0 && i != last[t] + 1) ordered = false;
+    last[t] = i;
+    ++count;
+  });
+  CHECK(count == 4000);
+  CHECK(ordered);
+  CHECK(queue.dropped() == 0);
+  CHECK(queue.producer_threads() == 4);
+}
+
+TEST_CASE("LaunchQueue drops rather than blocks when a ring is full") {
+  LaunchQueue queue;
+  KernelLaunch l;
+  for (std::size_t i = 0; i < LaunchQueue::kRingCapacity + 10; ++i) queue.push(l);
+  CHECK(queue.dropped() == 10);
+  CHECK(queue.drain([](const KernelLaunch&) {}) == LaunchQueue::kRingCapacity);
+}
+
+TEST_CASE("the pipeline keeps estimated residency under the limit and never evicts what a queued kernel needs") {
+  PipelineOptions options;
+  options.resident_limit_bytes = 64 * kMiB;
+  options.eviction_headroom_bytes = 8 * kMiB;
+  options.enforce_resident_limit = true;
+  EventPipeline pipeline(options);
+  RecordingExecutor executor;
+  pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 256 * kMiB});
+  // A queued kernel names the first block; it must survive eviction while in flight.
+  KernelLaunch launch;
+  launch.correlation_id = 1;
+  launch.pointer_count = 1;
+  launch.pointers[0] = kBase;
+  launch.host_time = 1;
+  pipeline.on_launch(launch);
+  Timestamp t = 10;
+  std::uint64_t peak = 0;
+  for (std::uint64_t block = 0; block < 128; ++block) {
+    pipeline.on_fault(fault_at(kBase + block * 2 * kMiB, t++));
+    pipeline.step(t, executor, nullptr);
+    peak = std::max(peak, pipeline.residency().resident_bytes());
+  }
+  CHECK(peak <= 64 * kMiB);
+  CHECK(pipeline.residency().resident_bytes_of(block_of(kBase)) == 2 * kMiB);
+  CHECK_FALSE(executor.evicted.empty());
+  for (const auto& range : executor.evicted) CHECK(range.address != kBase);
+  const PipelineStats stats = pipeline.stats();
+  CHECK(stats.deepum_evictions > 0);
+  CHECK(stats.launches_with_managed_pointers == 1);
+  CHECK(stats.fault_records == 128);
+  // Once the kernel has run, its block is an ordinary victim again.
+  pipeline.on_execution({1, 5, 6, 1, 0});
+  pipeline.step(t, executor, nullptr, true);
+  CHECK(pipeline.stats().attribution.attributed + pipeline.stats().attribution.unattributed == 128);
+}
