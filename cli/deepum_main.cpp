@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "deepum/config/config.hpp"
+#include "deepum/config/keys.hpp"
+#include "deepum/core/perfetto_writer.hpp"
+#include "deepum/core/trace_file.hpp"
 
 namespace {
 
@@ -23,6 +26,9 @@ constexpr const char* kUsage =
     "usage:\n"
     "  deepum run [--config FILE] -- COMMAND [ARGS...]   run COMMAND with libdeepum.so preloaded\n"
     "  deepum config [--config FILE]                     show the effective configuration and all keys\n"
+    "  deepum trace check PREFIX                         verify PREFIX.dtrace and PREFIX.perfetto.json\n"
+    "  deepum trace summary FILE.dtrace                  what a trace holds\n"
+    "  deepum trace convert FILE.dtrace OUT.json         write a trace as Perfetto JSON\n"
     "  deepum --version\n"
     "\n"
     "Configuration: defaults, then the JSON file (--config or DEEPUM_CONFIG), then DEEPUM_<KEY>\n"
@@ -73,15 +79,11 @@ int show_config() {
     std::fprintf(stderr, "%s\n", load.error.c_str());
     return 2;
   }
-  const auto& c = load.config;
   std::printf("effective configuration (%s):\n", load.origin.c_str());
-  std::printf("  enabled        %s\n", c.enabled ? "true" : "false");
-  std::printf("  alloc_limit    %s\n", c.alloc_limit.to_string().c_str());
-  std::printf("  resident_limit %s\n", c.resident_limit.to_string().c_str());
-  std::printf("  log_level      %s\n", std::string(deepum::config::log_level_name(c.log_level)).c_str());
-  std::printf("  log_file       %s\n", c.log_file.empty() ? "(stderr)" : c.log_file.c_str());
-  std::printf("  stats_file     %s\n", c.stats_file.empty() ? "(none)" : c.stats_file.c_str());
-  std::printf("  summary        %s\n\n", c.summary ? "true" : "false");
+  for (const deepum::config::KeySpec& key : deepum::config::config_keys()) {
+    std::printf("  %-20s %s\n", std::string(key.name).c_str(), deepum::config::key_value_text(key, load.config).c_str());
+  }
+  std::printf("\n");
   std::printf("%s", deepum::config::keys_markdown_table().c_str());
   return 0;
 }
@@ -117,6 +119,57 @@ int run(const std::vector<std::string>& args) {
   return 127;
 }
 
+std::string read_file(const std::string& path, std::string* error) {
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    *error = path + ": " + std::strerror(errno);
+    return {};
+  }
+  std::string text;
+  char chunk[1 << 16];
+  for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, file)) > 0;) text.append(chunk, n);
+  std::fclose(file);
+  return text;
+}
+
+int trace_command(const std::vector<std::string>& args) {
+  using namespace deepum::core;
+  const std::string verb = args.empty() ? "" : args[0];
+  if ((verb == "check" || verb == "summary") && args.size() == 2) {
+    const std::string compact = verb == "check" ? args[1] + ".dtrace" : args[1];
+    const TraceReadResult result = read_trace(compact);
+    if (!result) {
+      std::fprintf(stderr, "%s\n", result.error.c_str());
+      return 1;
+    }
+    std::printf("%s: valid\n%s", compact.c_str(), summarize(*result.trace).c_str());
+    if (verb == "summary") return 0;
+    const std::string json_path = args[1] + ".perfetto.json";
+    std::string error;
+    const std::string json = read_file(json_path, &error);
+    if (error.empty()) error = validate_perfetto_json(json);
+    if (!error.empty()) {
+      std::fprintf(stderr, "%s: %s\n", json_path.c_str(), error.c_str());
+      return 1;
+    }
+    std::printf("%s: valid Perfetto JSON (%zu bytes)\n", json_path.c_str(), json.size());
+    return 0;
+  }
+  if (verb == "convert" && args.size() == 3) {
+    const TraceReadResult result = read_trace(args[1]);
+    std::string error = result ? std::string() : result.error;
+    if (result && !write_perfetto_json(*result.trace, args[2], &error) && error.empty()) error = "write failed";
+    if (!error.empty()) {
+      std::fprintf(stderr, "%s\n", error.c_str());
+      return 1;
+    }
+    std::printf("wrote %s\n", args[2].c_str());
+    return 0;
+  }
+  std::fprintf(stderr, "deepum: trace check PREFIX | trace summary FILE | trace convert FILE OUT\n");
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,6 +187,7 @@ int main(int argc, char** argv) {
   if (!take_config_option(args)) return 2;
   if (command == "run") return run(args);
   if (command == "config") return show_config();
+  if (command == "trace") return trace_command(args);
   std::fprintf(stderr, "deepum: unknown command \"%s\"\n\n%s", command.c_str(), kUsage);
   return 2;
 }

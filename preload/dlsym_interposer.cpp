@@ -5,12 +5,12 @@
 
 #include "deepum/core/session.hpp"
 #include "driver_entry_points.hpp"
-#include "real_symbols.hpp"
+#include "deepum/cuda/real_symbols.hpp"
 
 extern "C" __attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
   using namespace deepum::preload;
-  void* symbol = handle == RTLD_NEXT ? next_symbol_after(__builtin_return_address(0), name)
-                                     : real_dlsym()(handle, name);
+  void* symbol = handle == RTLD_NEXT ? deepum::cuda::next_symbol_after(__builtin_return_address(0), name)
+                                     : deepum::cuda::real_dlsym()(handle, name);
   // Only CUDA driver names are ours to answer; everything else returns before touching deepum.
   if (symbol == nullptr || name[0] != 'c' || name[1] != 'u') return symbol;
   const DriverEntryPoint* entry = deepum::core::find_by_exported_name(driver_entry_points(), name);

@@ -8,7 +8,12 @@
 #include <string>
 
 #include "deepum/core/managed_registry.hpp"
-#include "real_function.hpp"
+#include "deepum/cuda/real_function.hpp"
+
+namespace deepum::preload {
+using cuda::Library;
+using cuda::RealFunction;
+}  // namespace deepum::preload
 
 namespace deepum::preload::driver {
 

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "deepum/core/deferred_free_queue.hpp"
+#include "deepum/cuda/tracing_session.hpp"
 #include "driver_calls.hpp"
 #include "driver_entry_points.hpp"
 #include "hook_scope.hpp"
@@ -108,6 +109,7 @@ CUresult allocate(InterceptedApi api, CUdeviceptr* dptr, size_t bytes, PassThrou
   HookScope scope;
   core::Session* session = scope.outermost() && dptr != nullptr && bytes != 0 ? managing_session() : nullptr;
   if (session == nullptr || !ensure_limits_resolved(*session, driver::query_device_total)) return pass_through();
+  cuda::start_tracing(*session);  // before the first managed allocation, as CUPTI requires
   driver::reap_deferred_frees();
   std::uintptr_t base = 0;
   const CUresult result = session->allocations().allocate(
@@ -119,7 +121,10 @@ CUresult allocate(InterceptedApi api, CUdeviceptr* dptr, size_t bytes, PassThrou
         return r;
       },
       log_refusal);
-  if (result == CUDA_SUCCESS) *dptr = static_cast<CUdeviceptr>(base);
+  if (result == CUDA_SUCCESS) {
+    *dptr = static_cast<CUdeviceptr>(base);
+    cuda::note_range_allocated(*session, base, bytes);
+  }
   return result;
 }
 
@@ -129,9 +134,14 @@ CUresult release(InterceptedApi api, CUdeviceptr dptr, ReleaseManaged&& release_
   core::Session* session = scope.outermost() && dptr != 0 ? managing_session() : nullptr;
   if (session == nullptr) return pass_through(static_cast<std::uintptr_t>(dptr));
   driver::reap_deferred_frees();
-  return session->allocations().free(api, static_cast<std::uintptr_t>(dptr), driver::kCodes,
-                                     std::forward<ReleaseManaged>(release_managed),
-                                     std::forward<PassThrough>(pass_through));
+  return session->allocations().free(
+      api, static_cast<std::uintptr_t>(dptr), driver::kCodes,
+      [&](const ManagedRange& range) {
+        const CUresult result = release_managed(range);
+        if (result == CUDA_SUCCESS) cuda::note_range_freed(*session, range.base, range.bytes);
+        return result;
+      },
+      std::forward<PassThrough>(pass_through));
 }
 
 CUresult free_now(const ManagedRange& range) {

@@ -7,6 +7,7 @@
 
 #include "deepum/core/pytorch_alloc_conf.hpp"
 #include "deepum/core/session.hpp"
+#include "deepum/cuda/tracing_session.hpp"
 #include "driver_calls.hpp"
 
 namespace deepum::preload {
@@ -48,6 +49,7 @@ void after_fork_in_parent() {
 
 void after_fork_in_child() {
   driver::unlock_deferred_frees_after_fork(true);
+  cuda::abandon_tracing_after_fork();
   if (core::Session* session = core::Session::if_created()) {
     session->registry().unlock_after_fork();
     session->reset_after_fork();

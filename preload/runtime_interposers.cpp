@@ -5,10 +5,11 @@
 
 #include <cstdint>
 
+#include "deepum/cuda/tracing_session.hpp"
 #include "driver_calls.hpp"
 #include "hook_scope.hpp"
 #include "interposer_support.hpp"
-#include "real_function.hpp"
+#include "deepum/cuda/real_function.hpp"
 
 #define DEEPUM_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -59,6 +60,7 @@ cudaError_t allocate(InterceptedApi api, void** out, size_t bytes, PassThrough&&
       !ensure_limits_resolved(*session, query_device_total)) {
     return pass_through();
   }
+  cuda::start_tracing(*session);  // before the first managed allocation, as CUPTI requires
   driver::reap_deferred_frees();
   std::uintptr_t base = 0;
   const cudaError_t error = session->allocations().allocate(
@@ -70,7 +72,10 @@ cudaError_t allocate(InterceptedApi api, void** out, size_t bytes, PassThrough&&
         return e;
       },
       log_refusal);
-  if (error == cudaSuccess) *out = reinterpret_cast<void*>(base);
+  if (error == cudaSuccess) {
+    *out = reinterpret_cast<void*>(base);
+    cuda::note_range_allocated(*session, base, bytes);
+  }
   return error;
 }
 
@@ -80,9 +85,14 @@ cudaError_t release(InterceptedApi api, void* ptr, ReleaseManaged&& release_mana
   core::Session* session = scope.outermost() && ptr != nullptr ? managing_session() : nullptr;
   if (session == nullptr) return pass_through(reinterpret_cast<std::uintptr_t>(ptr));
   driver::reap_deferred_frees();
-  return session->allocations().free(api, reinterpret_cast<std::uintptr_t>(ptr), kCodes,
-                                     std::forward<ReleaseManaged>(release_managed),
-                                     std::forward<PassThrough>(pass_through));
+  return session->allocations().free(
+      api, reinterpret_cast<std::uintptr_t>(ptr), kCodes,
+      [&](const ManagedRange& range) {
+        const cudaError_t error = release_managed(range);
+        if (error == cudaSuccess) cuda::note_range_freed(*session, range.base, range.bytes);
+        return error;
+      },
+      std::forward<PassThrough>(pass_through));
 }
 
 cudaError_t call_or_missing(auto fn, auto... args) { return fn != nullptr ? fn(args...) : kNoRuntime; }

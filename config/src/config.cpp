@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -30,13 +32,21 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr char kConfigEnvVar[] = "DEEPUM_CONFIG";
-constexpr std::array kLogLevels{LogLevel::trace, LogLevel::debug, LogLevel::info,
-                                LogLevel::warn,  LogLevel::error, LogLevel::off};
-constexpr std::string_view kExpectedLogLevel = "expected one of trace, debug, info, warn, error, off";
 
-// How values of each Config member type are named in the docs and read from the environment and
-// from JSON. On failure the readers say what was expected ("expected ..."). A new member type needs
-// a ValueType here and an alternative in Field.
+// "a, b, c".
+std::string join(std::span<const std::string_view> words) {
+  std::string joined;
+  for (std::string_view word : words) {
+    if (!joined.empty()) joined += ", ";
+    joined += word;
+  }
+  return joined;
+}
+
+// How values of each Config member type are named in the docs, read from the environment and from
+// JSON, and written back as text. The readers get the key, for what it declares about its values
+// (a whole number's range); on failure they say what was expected ("expected ..."). A new member
+// type needs a ValueType here and an alternative in Field.
 template <typename T>
 struct ValueType;
 
@@ -44,7 +54,7 @@ template <>
 struct ValueType<bool> {
   static constexpr std::string_view name = "bool";
 
-  static std::optional<bool> from_text(std::string_view text, std::string& expected) {
+  static std::optional<bool> from_text(std::string_view text, const KeySpec&, std::string& expected) {
     constexpr std::array kTrue{"1", "true", "yes", "on"};
     constexpr std::array kFalse{"0", "false", "no", "off"};
     text = trim(text);
@@ -58,23 +68,25 @@ struct ValueType<bool> {
     return std::nullopt;
   }
 
-  static std::optional<bool> from_json(const Json& value, std::string& expected) {
+  static std::optional<bool> from_json(const Json& value, const KeySpec&, std::string& expected) {
     if (value.is_boolean()) return value.get<bool>();
     expected = "expected true or false";
     return std::nullopt;
   }
+
+  static std::string to_text(bool value) { return value ? "true" : "false"; }
 };
 
 template <>
 struct ValueType<SizeSpec> {
   static constexpr std::string_view name = "size";
 
-  static std::optional<SizeSpec> from_text(std::string_view text, std::string& expected) {
+  static std::optional<SizeSpec> from_text(std::string_view text, const KeySpec&, std::string& expected) {
     return parse_size(text, &expected);
   }
 
   // A JSON size is a string or a whole number of bytes.
-  static std::optional<SizeSpec> from_json(const Json& value, std::string& expected) {
+  static std::optional<SizeSpec> from_json(const Json& value, const KeySpec&, std::string& expected) {
     if (value.is_string()) return parse_size(value.get_ref<const std::string&>(), &expected);
     if (value.is_number_unsigned() && value.get<std::uint64_t>() > 0) {
       return SizeSpec::of_bytes(value.get<std::uint64_t>());
@@ -84,48 +96,141 @@ struct ValueType<SizeSpec> {
     expected = kExpectedSize;
     return std::nullopt;
   }
+
+  static std::string to_text(const SizeSpec& value) { return value.to_string(); }
 };
 
+// A whole number within the key's range. From the environment: decimal digits only (no sign, no
+// fraction, no exponent); from JSON: an integer number, not a string.
 template <>
-struct ValueType<LogLevel> {
-  static constexpr std::string_view name = "log level";
+struct ValueType<std::uint32_t> {
+  static constexpr std::string_view name = "whole number";
 
-  static std::optional<LogLevel> from_text(std::string_view text, std::string& expected) {
-    text = trim(text);
-    for (LogLevel level : kLogLevels) {
-      if (equals_ignoring_case(text, log_level_name(level))) return level;
+  static IntegerRange range_of(const KeySpec& key) { return key.range.value_or(IntegerRange{}); }
+
+  // "whole number, 1 to 1000" for the keys table.
+  static std::string table_type(const KeySpec& key) {
+    if (!key.range) return std::string(name);
+    return std::string(name) + ", " + std::to_string(key.range->min) + " to " +
+           std::to_string(key.range->max);
+  }
+
+  static std::string expected_text(const KeySpec& key) {
+    const IntegerRange range = range_of(key);
+    return "expected a whole number from " + std::to_string(range.min) + " to " + std::to_string(range.max);
+  }
+
+  static std::optional<std::uint32_t> in_range(std::uint64_t value, const KeySpec& key,
+                                               std::string& expected) {
+    const IntegerRange range = range_of(key);
+    if (value < range.min || value > range.max) {
+      expected = expected_text(key);
+      return std::nullopt;
     }
-    expected = kExpectedLogLevel;
+    return static_cast<std::uint32_t>(value);
+  }
+
+  static std::optional<std::uint32_t> from_text(std::string_view text, const KeySpec& key,
+                                                std::string& expected) {
+    text = trim(text);
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) {
+      expected = expected_text(key);
+      return std::nullopt;
+    }
+    // Saturates just past the largest std::uint32_t, so a long number is out of range, not wrapped.
+    constexpr std::uint64_t kTooBig = std::uint64_t{std::numeric_limits<std::uint32_t>::max()} + 1;
+    std::uint64_t value = 0;
+    for (char digit : text) value = std::min(value * 10 + static_cast<std::uint64_t>(digit - '0'), kTooBig);
+    return in_range(value, key, expected);
+  }
+
+  static std::optional<std::uint32_t> from_json(const Json& value, const KeySpec& key,
+                                                std::string& expected) {
+    if (value.is_number_unsigned()) return in_range(value.get<std::uint64_t>(), key, expected);
+    expected = expected_text(key);
     return std::nullopt;
   }
 
-  static std::optional<LogLevel> from_json(const Json& value, std::string& expected) {
-    if (value.is_string()) return from_text(value.get_ref<const std::string&>(), expected);
-    expected = kExpectedLogLevel;
-    return std::nullopt;
-  }
+  static std::string to_text(std::uint32_t value) { return std::to_string(value); }
 };
 
 template <>
 struct ValueType<std::string> {
   static constexpr std::string_view name = "string";
 
-  static std::optional<std::string> from_text(std::string_view text, std::string&) {
+  static std::optional<std::string> from_text(std::string_view text, const KeySpec&, std::string&) {
     return std::string(text);
   }
 
-  static std::optional<std::string> from_json(const Json& value, std::string& expected) {
+  static std::optional<std::string> from_json(const Json& value, const KeySpec&, std::string& expected) {
     if (value.is_string()) return value.get<std::string>();
     expected = "expected a string";
     return std::nullopt;
   }
+
+  static std::string to_text(const std::string& value) { return value; }
+};
+
+// An enum written as one of its names, in any case: `kValues` in the order messages list them, and
+// `name_of` giving each one's name.
+template <typename Enum, const auto& kValues, std::string_view (*name_of)(Enum)>
+struct NamedValueType {
+  static std::string expected_text() {
+    std::array<std::string_view, std::tuple_size_v<std::remove_cvref_t<decltype(kValues)>>> names{};
+    for (std::size_t i = 0; i < names.size(); ++i) names[i] = name_of(kValues[i]);
+    return "expected one of " + join(names);
+  }
+
+  static std::optional<Enum> from_text(std::string_view text, const KeySpec&, std::string& expected) {
+    text = trim(text);
+    for (Enum value : kValues) {
+      if (equals_ignoring_case(text, name_of(value))) return value;
+    }
+    expected = expected_text();
+    return std::nullopt;
+  }
+
+  static std::optional<Enum> from_json(const Json& value, const KeySpec& key, std::string& expected) {
+    if (value.is_string()) return from_text(value.get_ref<const std::string&>(), key, expected);
+    expected = expected_text();
+    return std::nullopt;
+  }
+
+  static std::string to_text(Enum value) { return std::string(name_of(value)); }
+};
+
+constexpr std::array kLogLevels{LogLevel::trace, LogLevel::debug, LogLevel::info,
+                                LogLevel::warn,  LogLevel::error, LogLevel::off};
+constexpr std::array kTracingLevels{TracingLevel::off, TracingLevel::launches, TracingLevel::full};
+
+template <>
+struct ValueType<LogLevel> : NamedValueType<LogLevel, kLogLevels, &log_level_name> {
+  static constexpr std::string_view name = "log level";
+};
+
+template <>
+struct ValueType<TracingLevel> : NamedValueType<TracingLevel, kTracingLevels, &tracing_level_name> {
+  static constexpr std::string_view name = "tracing level";
 };
 
 template <typename FieldAccess>
 using FieldType = std::remove_reference_t<std::invoke_result_t<FieldAccess, Config&>>;
 
-std::string_view type_name(const KeySpec& key) {
-  return std::visit([](auto access) { return ValueType<FieldType<decltype(access)>>::name; }, key.field);
+template <typename FieldAccess>
+using ValueTypeOf = ValueType<FieldType<FieldAccess>>;
+
+// The key's type as the keys table shows it.
+std::string type_name(const KeySpec& key) {
+  return std::visit(
+      [&key](auto access) -> std::string {
+        using Type = ValueTypeOf<decltype(access)>;
+        if constexpr (requires { Type::table_type(key); }) {
+          return Type::table_type(key);
+        } else {
+          return std::string(Type::name);
+        }
+      },
+      key.field);
 }
 
 // Reads a value of the key's type with `read(ValueType<T>, expected)` and stores it in `config`.
@@ -135,7 +240,7 @@ std::optional<std::string> store(const KeySpec& key, Config& config, const Read&
   return std::visit(
       [&](auto access) -> std::optional<std::string> {
         std::string expected;
-        auto value = read(ValueType<FieldType<decltype(access)>>{}, expected);
+        auto value = read(ValueTypeOf<decltype(access)>{}, expected);
         if (!value) return expected;
         access(config) = std::move(*value);
         return std::nullopt;
@@ -163,15 +268,6 @@ std::vector<std::string_view> section_members(std::span<const KeySpec> keys, std
     if (std::find(members.begin(), members.end(), rest) == members.end()) members.push_back(rest);
   }
   return members;
-}
-
-std::string join(const std::vector<std::string_view>& words) {
-  std::string joined;
-  for (std::string_view word : words) {
-    if (!joined.empty()) joined += ", ";
-    joined += word;
-  }
-  return joined;
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -234,8 +330,8 @@ std::optional<std::string> apply_json_section(const Json& object, const std::str
     const Json& value = item.value();
     const std::string name = section.empty() ? item.key() : section + "." + item.key();
     if (const KeySpec* key = find_key(keys, name)) {
-      const auto read = [&value](auto type, std::string& expected) {
-        return type.from_json(value, expected);
+      const auto read = [&value, key](auto type, std::string& expected) {
+        return type.from_json(value, *key, expected);
       };
       if (auto expected = store(*key, config, read)) {
         return "key \"" + name + "\": " + *expected + ", got " + brief_json(value);
@@ -296,7 +392,9 @@ std::optional<std::string> apply_env(const EnvLookup& env, std::span<const KeySp
     const std::string var = env_var_name(key.name);
     const char* text = env(var.c_str());
     if (text == nullptr) continue;
-    const auto read = [text](auto type, std::string& expected) { return type.from_text(text, expected); };
+    const auto read = [text, &key](auto type, std::string& expected) {
+      return type.from_text(text, key, expected);
+    };
     if (auto expected = store(key, config, read)) {
       return "deepum: environment " + var + "=\"" + text + "\": " + *expected;
     }
@@ -397,6 +495,28 @@ std::string_view log_level_name(LogLevel level) {
   return "unknown";
 }
 
+std::string_view tracing_level_name(TracingLevel level) {
+  switch (level) {
+    case TracingLevel::off:
+      return "off";
+    case TracingLevel::launches:
+      return "launches";
+    case TracingLevel::full:
+      return "full";
+  }
+  return "unknown";
+}
+
+std::string key_value_text(const KeySpec& key, const Config& config) {
+  try {
+    Config copy = config;  // the accessors take a Config&
+    return std::visit([&](auto access) { return ValueTypeOf<decltype(access)>::to_text(access(copy)); },
+                      key.field);
+  } catch (...) {
+    return {};
+  }
+}
+
 std::string env_var_name(std::string_view key_name) {
   try {
     std::string var = "DEEPUM_";
@@ -439,8 +559,8 @@ std::string keys_markdown_table(std::span<const KeySpec> keys) {
         "|-----|------|---------|-------------|-------------|\n";
     for (const KeySpec& key : keys) {
       const std::string default_text = key.default_text.empty() ? "\"\"" : std::string(key.default_text);
-      table += "| `" + std::string(key.name) + "` | " + std::string(type_name(key)) + " | `" + default_text +
-               "` | `" + env_var_name(key.name) + "` | " + std::string(key.description) + " |\n";
+      table += "| `" + std::string(key.name) + "` | " + type_name(key) + " | `" + default_text + "` | `" +
+               env_var_name(key.name) + "` | " + std::string(key.description) + " |\n";
     }
     return table;
   } catch (...) {

@@ -5,6 +5,7 @@
 namespace deepum::core {
 
 void AllocationService::resolve_limits(std::uint64_t device_total_bytes) {
+  device_total_bytes_.store(device_total_bytes, std::memory_order_relaxed);
   budget_.set_limit(config_.alloc_limit.resolve(device_total_bytes));
   resident_limit_bytes_.store(config_.resident_limit.resolve(device_total_bytes), std::memory_order_relaxed);
   resolved_.store(true, std::memory_order_release);

@@ -105,32 +105,46 @@ void append_json_string(std::string& out, std::string_view text) {
 
 std::string_view access_name(FaultAccess access) {
   switch (access) {
-    case FaultAccess::unknown: return "unknown";
-    case FaultAccess::read: return "read";
-    case FaultAccess::write: return "write";
-    case FaultAccess::atomic: return "atomic";
-    case FaultAccess::prefetch: return "prefetch";
+    case FaultAccess::unknown:
+      return "unknown";
+    case FaultAccess::read:
+      return "read";
+    case FaultAccess::write:
+      return "write";
+    case FaultAccess::atomic:
+      return "atomic";
+    case FaultAccess::prefetch:
+      return "prefetch";
   }
   return "unknown";
 }
 
 std::string_view cause_name(MigrationCause cause) {
   switch (cause) {
-    case MigrationCause::unknown: return "unknown cause";
-    case MigrationCause::user: return "user";
-    case MigrationCause::coherence: return "coherence";
-    case MigrationCause::prefetch: return "prefetch";
-    case MigrationCause::eviction: return "eviction";
-    case MigrationCause::access_counters: return "access counters";
+    case MigrationCause::unknown:
+      return "unknown cause";
+    case MigrationCause::user:
+      return "user";
+    case MigrationCause::coherence:
+      return "coherence";
+    case MigrationCause::prefetch:
+      return "prefetch";
+    case MigrationCause::eviction:
+      return "eviction";
+    case MigrationCause::access_counters:
+      return "access counters";
   }
   return "unknown cause";
 }
 
 std::string_view hint_name(Hint::Kind kind) {
   switch (kind) {
-    case Hint::Kind::prefetch_to_gpu: return "prefetch to GPU";
-    case Hint::Kind::evict_to_host: return "evict to host";
-    case Hint::Kind::discard: return "discard";
+    case Hint::Kind::prefetch_to_gpu:
+      return "prefetch to GPU";
+    case Hint::Kind::evict_to_host:
+      return "evict to host";
+    case Hint::Kind::discard:
+      return "discard";
   }
   return "hint";
 }
@@ -161,7 +175,8 @@ bool PerfettoJsonWriter::open(const std::string& path, std::optional<Timestamp> 
   return start(output_.open(path), base_time);
 }
 
-bool PerfettoJsonWriter::open(std::ostream& stream, std::string name, std::optional<Timestamp> base_time) noexcept {
+bool PerfettoJsonWriter::open(std::ostream& stream, std::string name,
+                              std::optional<Timestamp> base_time) noexcept {
   if (open_) return output_.fail("a document is already open");
   return start(output_.open(stream, std::move(name)), base_time);
 }
@@ -180,12 +195,14 @@ bool PerfettoJsonWriter::start(bool opened, std::optional<Timestamp> base_time) 
     bool ok = output_.write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
     for (const Track& process : kProcesses) {
       event_.clear();
-      append(event_, "{{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":{},\"args\":{{\"name\":", process.pid);
+      append(event_, "{{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":{},\"args\":{{\"name\":",
+             process.pid);
       append_json_string(event_, process.name);
       event_ += "}}";
       ok = ok && emit();
     }
-    for (const Track& thread : kFixedThreads) ok = ok && emit_thread_name(thread.pid, thread.tid, thread.name);
+    for (const Track& thread : kFixedThreads)
+      ok = ok && emit_thread_name(thread.pid, thread.tid, thread.name);
     return ok;
   });
 }
@@ -198,7 +215,8 @@ bool PerfettoJsonWriter::emit() {
 
 bool PerfettoJsonWriter::emit_thread_name(int pid, int tid, std::string_view name) {
   event_.clear();
-  append(event_, "{{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":{},\"tid\":{},\"args\":{{\"name\":", pid,
+  append(event_,
+         "{{\"name\":\"thread_name\",\"ph\":\"M\",\"ts\":0,\"pid\":{},\"tid\":{},\"args\":{{\"name\":", pid,
          tid);
   append_json_string(event_, name);
   event_ += "}}";
@@ -245,7 +263,8 @@ int PerfettoJsonWriter::stream_track(std::uint32_t stream_id) {
 void PerfettoJsonWriter::remember_launch(const KernelLaunch& launch) {
   newest_correlation_ = std::max(newest_correlation_, launch.correlation_id);
   if (pending_launches_.size() >= kMaxPendingLaunches) {
-    const std::uint64_t keep_from = newest_correlation_ - std::min<std::uint64_t>(newest_correlation_, kMaxPendingLaunches / 2);
+    const std::uint64_t keep_from =
+        newest_correlation_ - std::min<std::uint64_t>(newest_correlation_, kMaxPendingLaunches / 2);
     std::erase_if(pending_launches_, [&](const auto& entry) { return entry.first < keep_from; });
   }
   pending_launches_[launch.correlation_id] =
@@ -283,8 +302,8 @@ bool PerfettoJsonWriter::write(const KernelExecution& execution) noexcept {
     const int tid = stream_track(execution.stream_id);
     const auto launch = pending_launches_.find(execution.correlation_id);
     if (launch == pending_launches_.end()) {
-      begin_event(fmt::format("kernel (correlation {})", execution.correlation_id), "X", execution.start, kGpuPid,
-                  tid);
+      begin_event(fmt::format("kernel (correlation {})", execution.correlation_id), "X", execution.start,
+                  kGpuPid, tid);
       append_duration(execution.start, execution.end);
       append(event_, ",\"args\":{{\"correlation_id\":{},\"device\":{}}}}}", execution.correlation_id,
              execution.device);
@@ -294,7 +313,8 @@ bool PerfettoJsonWriter::write(const KernelExecution& execution) noexcept {
     begin_event(function_name(l.function), "X", execution.start, kGpuPid, tid);
     append_duration(execution.start, execution.end);
     append(event_,
-           ",\"args\":{{\"correlation_id\":{},\"execution_key\":\"{:#x}\",\"grid\":[{},{},{}],\"block\":[{},{},{}],"
+           ",\"args\":{{\"correlation_id\":{},\"execution_key\":\"{:#x}\",\"grid\":[{},{},{}],\"block\":[{},{"
+           "},{}],"
            "\"managed_pointers\":{},\"device\":{}}}}}",
            execution.correlation_id, l.execution_key, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
            l.block[2], l.pointer_count, execution.device);
@@ -315,8 +335,8 @@ bool PerfettoJsonWriter::write(const PageFault& fault) noexcept {
 bool PerfettoJsonWriter::write(const Migration& migration) noexcept {
   return guarded([&] {
     const bool to_device = migration.direction == MigrationDirection::host_to_device;
-    begin_event(fmt::format("{} {}", to_device ? "H2D" : "D2H", cause_name(migration.cause)), "X", migration.start,
-                kGpuPid, to_device ? kHostToDeviceTid : kDeviceToHostTid);
+    begin_event(fmt::format("{} {}", to_device ? "H2D" : "D2H", cause_name(migration.cause)), "X",
+                migration.start, kGpuPid, to_device ? kHostToDeviceTid : kDeviceToHostTid);
     append_duration(migration.start, migration.end);
     append(event_, ",\"args\":{{\"bytes\":{},\"cause\":\"{}\",\"address\":\"{:#x}\"}}}}", migration.bytes,
            cause_name(migration.cause), migration.address);
@@ -386,8 +406,9 @@ bool write_perfetto_json(const Trace& trace, const std::string& path, std::strin
     }
   };
   std::vector<Item> items;
-  items.reserve(trace.launches.size() + trace.executions.size() + trace.faults.size() + trace.migrations.size() +
-                trace.ranges.size() + trace.hints.size() + trace.resident_samples.size());
+  items.reserve(trace.launches.size() + trace.executions.size() + trace.faults.size() +
+                trace.migrations.size() + trace.ranges.size() + trace.hints.size() +
+                trace.resident_samples.size());
   const auto add = [&items](const auto& records, Kind kind, auto time_of) {
     for (std::size_t i = 0; i < records.size(); ++i) items.push_back({time_of(records[i]), kind, i});
   };
@@ -408,13 +429,27 @@ bool write_perfetto_json(const Trace& trace, const std::string& path, std::strin
   for (const Item& item : items) {
     if (!ok) break;
     switch (item.kind) {
-      case Kind::launch: ok = writer.write(trace.launches[item.index]); break;
-      case Kind::execution: ok = writer.write(trace.executions[item.index]); break;
-      case Kind::fault: ok = writer.write(trace.faults[item.index]); break;
-      case Kind::migration: ok = writer.write(trace.migrations[item.index]); break;
-      case Kind::range: ok = writer.write(trace.ranges[item.index]); break;
-      case Kind::hint: ok = writer.write(trace.hints[item.index]); break;
-      case Kind::sample: ok = writer.write(trace.resident_samples[item.index]); break;
+      case Kind::launch:
+        ok = writer.write(trace.launches[item.index]);
+        break;
+      case Kind::execution:
+        ok = writer.write(trace.executions[item.index]);
+        break;
+      case Kind::fault:
+        ok = writer.write(trace.faults[item.index]);
+        break;
+      case Kind::migration:
+        ok = writer.write(trace.migrations[item.index]);
+        break;
+      case Kind::range:
+        ok = writer.write(trace.ranges[item.index]);
+        break;
+      case Kind::hint:
+        ok = writer.write(trace.hints[item.index]);
+        break;
+      case Kind::sample:
+        ok = writer.write(trace.resident_samples[item.index]);
+        break;
     }
   }
   ok = writer.finish() && ok;
@@ -429,9 +464,9 @@ namespace {
 using nlohmann::json;
 
 const std::set<std::string, std::less<>> kPhases = {"B", "E", "X", "i", "I", "C", "b", "n", "e",
-                                                     "s", "t", "f", "P", "O", "N", "D", "M", "R"};
-const std::set<std::string, std::less<>> kMetadataNames = {"process_name", "process_labels", "process_sort_index",
-                                                           "thread_name", "thread_sort_index"};
+                                                    "s", "t", "f", "P", "O", "N", "D", "M", "R"};
+const std::set<std::string, std::less<>> kMetadataNames = {
+    "process_name", "process_labels", "process_sort_index", "thread_name", "thread_sort_index"};
 
 std::string validate_event(const json& event, std::map<std::int64_t, std::string>& process_names,
                            std::map<std::pair<std::int64_t, std::int64_t>, std::string>& thread_names,
@@ -452,12 +487,14 @@ std::string validate_event(const json& event, std::map<std::int64_t, std::string
   const std::int64_t tid = has_tid ? event["tid"].get<std::int64_t>() : 0;
   const bool has_args = event.contains("args") && event["args"].is_object();
 
-  if (phase == "X" && (!event.contains("dur") || !event["dur"].is_number() || event["dur"].get<double>() < 0)) {
+  if (phase == "X" &&
+      (!event.contains("dur") || !event["dur"].is_number() || event["dur"].get<double>() < 0)) {
     return "is an \"X\" event without a non-negative \"dur\"";
   }
   if ((phase == "i" || phase == "I") && event.contains("s")) {
     const json& scope = event["s"];
-    if (!scope.is_string() || (scope != "g" && scope != "p" && scope != "t")) return "has a scope \"s\" that is not g, p or t";
+    if (!scope.is_string() || (scope != "g" && scope != "p" && scope != "t"))
+      return "has a scope \"s\" that is not g, p or t";
   }
   if (phase == "C") {
     if (!has_args || event["args"].empty()) return "is a counter without \"args\"";
@@ -466,7 +503,8 @@ std::string validate_event(const json& event, std::map<std::int64_t, std::string
     }
   }
   if (phase == "M") {
-    if (!kMetadataNames.contains(name)) return fmt::format("is a metadata event with an unknown name \"{}\"", name);
+    if (!kMetadataNames.contains(name))
+      return fmt::format("is a metadata event with an unknown name \"{}\"", name);
     if (name == "process_name" || name == "thread_name") {
       if (!has_args || !event["args"].contains("name") || !event["args"]["name"].is_string()) {
         return fmt::format("is a {} event without a string args.name", name);
@@ -495,7 +533,8 @@ std::string validate_perfetto_json(std::string_view json_text) {
     return fmt::format("not valid JSON: {}", e.what());
   }
   if (!document.is_object()) return "the document is not a JSON object";
-  if (!document.contains("traceEvents") || !document["traceEvents"].is_array()) return "no \"traceEvents\" array";
+  if (!document.contains("traceEvents") || !document["traceEvents"].is_array())
+    return "no \"traceEvents\" array";
   if (document.contains("displayTimeUnit") && document["displayTimeUnit"] != "ns" &&
       document["displayTimeUnit"] != "ms") {
     return "\"displayTimeUnit\" is neither \"ns\" nor \"ms\"";
@@ -506,7 +545,8 @@ std::string validate_perfetto_json(std::string_view json_text) {
   std::set<std::int64_t> processes_used;
   const json& events = document["traceEvents"];
   for (std::size_t i = 0; i < events.size(); ++i) {
-    if (std::string problem = validate_event(events[i], process_names, thread_names, threads_used, processes_used);
+    if (std::string problem =
+            validate_event(events[i], process_names, thread_names, threads_used, processes_used);
         !problem.empty()) {
       return fmt::format("traceEvents[{}] {}", i, problem);
     }

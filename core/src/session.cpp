@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace deepum::core {
@@ -65,18 +66,39 @@ void Session::write_exit_report() {
   for (const ApiCounters& counters : snapshot.per_api) calls += counters.calls;
   if (calls == 0) return;  // nothing was intercepted (passed through, or no CUDA use): nothing to say
   const std::string process = "pid " + std::to_string(getpid()) + ", " + process_command_line();
+  std::string tracing_status;
+  {
+    std::lock_guard lock(tracing_status_mutex_);
+    tracing_status = tracing_status_;
+  }
+  std::optional<PipelineStats> tracing;
+  if (EventPipeline* pipeline = this->pipeline()) tracing = pipeline->stats();
   if (load_.config.summary) {
-    std::istringstream lines(render_summary(snapshot, process + " (config: " + load_.origin + ")"));
+    std::string text = render_summary(snapshot, process + " (config: " + load_.origin + ")");
+    if (tracing) text += render_tracing_summary(*tracing, tracing_status);
+    std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) logger().info("{}", line);
   }
   if (!load_.config.stats_file.empty()) {
     std::ofstream out(load_.config.stats_file, std::ios::trunc);
-    out << render_json(snapshot, process, load_.origin);
+    out << render_json(snapshot, process, load_.origin, tracing ? &*tracing : nullptr, tracing_status);
     if (!out) logger().warn("cannot write stats_file \"{}\"", load_.config.stats_file);
   }
 }
 
+void Session::attach_pipeline(std::unique_ptr<EventPipeline> pipeline) {
+  EventPipeline* expected = nullptr;
+  if (pipeline_.compare_exchange_strong(expected, pipeline.get(), std::memory_order_acq_rel)) pipeline.release();
+}
+
+void Session::set_tracing_status(std::string status) {
+  std::lock_guard lock(tracing_status_mutex_);
+  tracing_status_ = std::move(status);
+}
+
 void Session::reset_after_fork() {
+  // The parent's worker thread and CUPTI subscription do not exist here; stop reporting them.
+  pipeline_.store(nullptr, std::memory_order_release);
   allocations_.forget_all();
   used_.store(false, std::memory_order_relaxed);
 }

@@ -87,7 +87,30 @@ std::string render_summary(const StatisticsSnapshot& s, const std::string& heade
   return out;
 }
 
-std::string render_json(const StatisticsSnapshot& s, const std::string& process, const std::string& config_origin) {
+std::string render_tracing_summary(const PipelineStats& t, const std::string& status) {
+  std::string out;
+  append_line(out, "  tracing: {}", status.empty() ? std::string("on") : status);
+  const double pointer_share =
+      t.launches ? 100.0 * static_cast<double>(t.launches_with_managed_pointers) / static_cast<double>(t.launches) : 0.0;
+  append_line(out, "  kernel launches: {} ({:.1f}% with managed pointer arguments, {} dropped), executions: {}",
+              t.launches, pointer_share, t.launches_dropped, t.executions);
+  const std::uint64_t decided = t.attribution.attributed + t.attribution.unattributed;
+  const double attributed_share =
+      decided ? 100.0 * static_cast<double>(t.attribution.attributed) / static_cast<double>(decided) : 0.0;
+  append_line(out, "  GPU page faults: {} in {} records, {:.1f}% of records attributed to a kernel", t.faults,
+              t.fault_records, attributed_share);
+  append_line(out, "  migrated to GPU: {} in {} transfers; to host: {} in {} transfers ({} evicted by the driver)",
+              format_bytes(t.bytes_to_gpu), t.migrations_to_gpu, format_bytes(t.bytes_to_host), t.migrations_to_host,
+              format_bytes(t.bytes_to_host_by_eviction));
+  append_line(out, "  deepum evictions: {} ({}), {} refused by the driver", t.deepum_evictions,
+              format_bytes(t.deepum_evicted_bytes), t.deepum_eviction_failures);
+  append_line(out, "  peak resident: {} estimated, {} measured by the driver", format_bytes(t.peak_estimated_resident_bytes),
+              format_bytes(t.peak_measured_used_bytes));
+  return out;
+}
+
+std::string render_json(const StatisticsSnapshot& s, const std::string& process, const std::string& config_origin,
+                        const PipelineStats* tracing, const std::string& tracing_status) {
   nlohmann::json calls = nlohmann::json::object();
   for (std::size_t i = 0; i < kInterceptedApiCount; ++i) {
     const ApiCounters& c = s.per_api[i];
@@ -110,6 +133,30 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
       {"entry_points_via_dlsym", s.entry_points_via_dlsym},
       {"entry_points_via_get_proc_address", s.entry_points_via_get_proc_address},
   };
+  if (tracing != nullptr) {
+    const PipelineStats& t = *tracing;
+    doc["tracing"] = {
+        {"status", tracing_status},
+        {"launches", t.launches},
+        {"launches_with_managed_pointers", t.launches_with_managed_pointers},
+        {"launches_dropped", t.launches_dropped},
+        {"executions", t.executions},
+        {"fault_records", t.fault_records},
+        {"faults", t.faults},
+        {"fault_records_attributed", t.attribution.attributed},
+        {"fault_records_unattributed", t.attribution.unattributed},
+        {"migrations_to_gpu", t.migrations_to_gpu},
+        {"bytes_to_gpu", t.bytes_to_gpu},
+        {"migrations_to_host", t.migrations_to_host},
+        {"bytes_to_host", t.bytes_to_host},
+        {"bytes_to_host_by_driver_eviction", t.bytes_to_host_by_eviction},
+        {"deepum_evictions", t.deepum_evictions},
+        {"deepum_evicted_bytes", t.deepum_evicted_bytes},
+        {"deepum_eviction_failures", t.deepum_eviction_failures},
+        {"peak_estimated_resident_bytes", t.peak_estimated_resident_bytes},
+        {"peak_measured_used_bytes", t.peak_measured_used_bytes},
+    };
+  }
   return doc.dump(2) + "\n";
 }
 

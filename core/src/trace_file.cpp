@@ -70,7 +70,8 @@ class PayloadParser {
  private:
   std::uint64_t get(std::size_t width) {
     std::uint64_t value = 0;
-    for (std::size_t i = 0; i < width; ++i) value |= std::uint64_t{static_cast<std::uint8_t>(data_[at_ + i])} << (8 * i);
+    for (std::size_t i = 0; i < width; ++i)
+      value |= std::uint64_t{static_cast<std::uint8_t>(data_[at_ + i])} << (8 * i);
     at_ += width;
     return value;
   }
@@ -89,15 +90,24 @@ std::uint32_t clamp_u32(std::size_t value, std::size_t limit = kMaxPayloadBytes)
 
 std::string_view record_type_name(std::uint8_t type) {
   switch (static_cast<TraceRecordType>(type)) {
-    case TraceRecordType::function_name: return "function_name";
-    case TraceRecordType::kernel_launch: return "kernel_launch";
-    case TraceRecordType::kernel_execution: return "kernel_execution";
-    case TraceRecordType::page_fault: return "page_fault";
-    case TraceRecordType::migration: return "migration";
-    case TraceRecordType::range_event: return "range_event";
-    case TraceRecordType::hint: return "hint";
-    case TraceRecordType::resident_sample: return "resident_sample";
-    case TraceRecordType::end: return "end";
+    case TraceRecordType::function_name:
+      return "function_name";
+    case TraceRecordType::kernel_launch:
+      return "kernel_launch";
+    case TraceRecordType::kernel_execution:
+      return "kernel_execution";
+    case TraceRecordType::page_fault:
+      return "page_fault";
+    case TraceRecordType::migration:
+      return "migration";
+    case TraceRecordType::range_event:
+      return "range_event";
+    case TraceRecordType::hint:
+      return "hint";
+    case TraceRecordType::resident_sample:
+      return "resident_sample";
+    case TraceRecordType::end:
+      return "end";
   }
   return "unknown";
 }
@@ -248,12 +258,14 @@ bool TraceWriter::start(bool opened) noexcept {
 }
 
 bool TraceWriter::open(const std::string& path) noexcept {
-  if (state_ == State::opened || state_ == State::header_written) return output_.fail("a trace is already open");
+  if (state_ == State::opened || state_ == State::header_written)
+    return output_.fail("a trace is already open");
   return start(output_.open(path));
 }
 
 bool TraceWriter::open(std::ostream& stream, std::string name) noexcept {
-  if (state_ == State::opened || state_ == State::header_written) return output_.fail("a trace is already open");
+  if (state_ == State::opened || state_ == State::header_written)
+    return output_.fail("a trace is already open");
   return start(output_.open(stream, std::move(name)));
 }
 
@@ -412,11 +424,15 @@ bool TraceWriter::finish() noexcept {
 
 // ---- TraceReader ----
 
-TraceReader::~TraceReader() {
+TraceReader::~TraceReader() { close_file(); }
+
+void TraceReader::close_file() {
   if (file_ != nullptr) std::fclose(file_);
+  file_ = nullptr;
 }
 
 bool TraceReader::open(const std::string& path) {
+  close_file();
   name_ = path;
   file_ = std::fopen(path.c_str(), "rbe");
   if (file_ == nullptr) {
@@ -436,6 +452,8 @@ bool TraceReader::open(const std::string& path) {
 }
 
 bool TraceReader::open_memory(std::span<const std::byte> bytes, std::string name) {
+  close_file();
+  std::vector<std::byte>().swap(buffer_);
   name_ = std::move(name);
   input_ = bytes;
   input_size_ = bytes.size();
@@ -463,7 +481,8 @@ bool TraceReader::fill(std::size_t bytes) {
   while (have < bytes) {
     const std::size_t got = std::fread(buffer_.data() + have, 1, buffer_.size() - have, file_);
     if (got == 0) {
-      return fail(offset_ + have, std::ferror(file_) ? "read error: " + errno_text() : "the file shrank while being read");
+      return fail(offset_ + have,
+                  std::ferror(file_) ? "read error: " + errno_text() : "the file shrank while being read");
     }
     have += got;
   }
@@ -480,10 +499,12 @@ void TraceReader::consume(std::size_t bytes) {
 
 bool TraceReader::skip(std::uint64_t bytes) {
   while (bytes > 0) {
-    if (cursor_ == input_.size() && !fill(static_cast<std::size_t>(std::min<std::uint64_t>(bytes, kChunkBytes)))) {
+    if (cursor_ == input_.size() &&
+        !fill(static_cast<std::size_t>(std::min<std::uint64_t>(bytes, kChunkBytes)))) {
       return false;
     }
-    const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(bytes, input_.size() - cursor_));
+    const std::size_t take =
+        static_cast<std::size_t>(std::min<std::uint64_t>(bytes, input_.size() - cursor_));
     consume(take);
     bytes -= take;
   }
@@ -497,28 +518,32 @@ bool TraceReader::fail(std::uint64_t at, const std::string& what) {
 
 bool TraceReader::fail_record(std::uint8_t type, std::uint64_t at, const std::string& what) {
   if (error_.empty()) {
-    error_ = fmt::format("{}: record {} ({}) at byte offset {}: {}", name_, records_, record_type_name(type), at, what);
+    error_ = fmt::format("{}: record {} ({}) at byte offset {}: {}", name_, records_, record_type_name(type),
+                         at, what);
   }
   return false;
 }
 
 bool TraceReader::fail_truncated(std::uint8_t type, std::uint64_t record_start, std::uint64_t record_bytes) {
   error_ = fmt::format(
-      "{}: truncated: the file ends after {} records at byte offset {}, inside record {} ({}), which starts at byte "
+      "{}: truncated: the file ends after {} records at byte offset {}, inside record {} ({}), which starts "
+      "at byte "
       "offset {} and needs {} bytes; was the program killed before deepum finished the trace?",
       name_, records_, input_size_, records_, record_type_name(type), record_start, record_bytes);
   return false;
 }
 
 bool TraceReader::read_header() {
-  const std::size_t magic_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(input_size_, kMagic.size()));
+  const std::size_t magic_bytes =
+      static_cast<std::size_t>(std::min<std::uint64_t>(input_size_, kMagic.size()));
   if (!fill(magic_bytes)) return false;
   if (std::memcmp(input_.data() + cursor_, kMagic.data(), magic_bytes) != 0) {
     return fail(0, "not a deepum trace (it does not start with \"DEEPUMTR\")");
   }
   if (input_size_ < kFixedHeaderBytes) {
     error_ = fmt::format(
-        "{}: truncated: the file ends at byte offset {}, inside the {}-byte header; was the program killed before "
+        "{}: truncated: the file ends at byte offset {}, inside the {}-byte header; was the program killed "
+        "before "
         "deepum finished the trace?",
         name_, input_size_, kFixedHeaderBytes);
     return false;
@@ -530,11 +555,12 @@ bool TraceReader::read_header() {
   header_.flags = fixed.u32();
   const std::uint32_t entries = fixed.u32();
   if (header_.major_version != kTraceMajorVersion) {
-    return fail(kMagic.size(), fmt::format("unsupported trace version {}.{}: this deepum reads version {}.x{}",
-                                           header_.major_version, header_.minor_version, kTraceMajorVersion,
-                                           header_.major_version > kTraceMajorVersion
-                                               ? "; a newer deepum wrote it, so read it with that one"
-                                               : ""));
+    return fail(kMagic.size(),
+                fmt::format("unsupported trace version {}.{}: this deepum reads version {}.x{}",
+                            header_.major_version, header_.minor_version, kTraceMajorVersion,
+                            header_.major_version > kTraceMajorVersion
+                                ? "; a newer deepum wrote it, so read it with that one"
+                                : ""));
   }
   consume(kFixedHeaderBytes);
   header_.metadata.clear();
@@ -544,7 +570,8 @@ bool TraceReader::read_header() {
     for (std::string& part : text) {
       const auto truncated = [&] {
         error_ = fmt::format(
-            "{}: truncated: the file ends at byte offset {}, inside metadata entry {} of {} at byte offset {}; "
+            "{}: truncated: the file ends at byte offset {}, inside metadata entry {} of {} at byte offset "
+            "{}; "
             "was the program killed before deepum finished the trace?",
             name_, input_size_, entry, entries, entry_start);
         return false;
@@ -567,10 +594,11 @@ bool TraceReader::read_header() {
 
 std::optional<TraceRecord> TraceReader::read_end(std::uint64_t record_start, std::uint32_t payload_bytes) {
   const auto end = static_cast<std::uint8_t>(TraceRecordType::end);
-  if (payload_bytes != kEndBytes && !(payload_bytes > kEndBytes && header_.minor_version > kTraceMinorVersion)) {
+  if (payload_bytes != kEndBytes &&
+      !(payload_bytes > kEndBytes && header_.minor_version > kTraceMinorVersion)) {
     fail_record(end, record_start,
-                fmt::format("payload length {} does not fit its type: an end payload is {} bytes", payload_bytes,
-                            kEndBytes));
+                fmt::format("payload length {} does not fit its type: an end payload is {} bytes",
+                            payload_bytes, kEndBytes));
     return std::nullopt;
   }
   if (!fill(kRecordHeaderBytes + payload_bytes)) return std::nullopt;
@@ -584,10 +612,11 @@ std::optional<TraceRecord> TraceReader::read_end(std::uint64_t record_start, std
     return std::nullopt;
   }
   if (checksum != checksum_) {
-    fail_record(end, record_start,
-                fmt::format("checksum mismatch: the end record says {:#018x}, the bytes before it hash to {:#018x}; "
-                            "the file is corrupt",
-                            checksum, checksum_));
+    fail_record(
+        end, record_start,
+        fmt::format("checksum mismatch: the end record says {:#018x}, the bytes before it hash to {:#018x}; "
+                    "the file is corrupt",
+                    checksum, checksum_));
     return std::nullopt;
   }
   consume(kRecordHeaderBytes + payload_bytes);
@@ -596,10 +625,7 @@ std::optional<TraceRecord> TraceReader::read_end(std::uint64_t record_start, std
     return std::nullopt;
   }
   finished_ = true;
-  if (file_ != nullptr) {
-    std::fclose(file_);
-    file_ = nullptr;
-  }
+  close_file();
   return std::nullopt;
 }
 
@@ -609,7 +635,8 @@ std::optional<TraceRecord> TraceReader::next() {
     const std::uint64_t record_start = offset_;
     if (remaining_input() == 0) {
       error_ = fmt::format(
-          "{}: truncated: the file ends after {} records at byte offset {}; was the program killed before deepum "
+          "{}: truncated: the file ends after {} records at byte offset {}; was the program killed before "
+          "deepum "
           "finished the trace?",
           name_, records_, offset_);
       return std::nullopt;
@@ -630,12 +657,14 @@ std::optional<TraceRecord> TraceReader::next() {
     }
     const bool newer_minor = header_.minor_version > kTraceMinorVersion;
 
-    if (static_cast<TraceRecordType>(type) == TraceRecordType::end) return read_end(record_start, payload_bytes);
+    if (static_cast<TraceRecordType>(type) == TraceRecordType::end)
+      return read_end(record_start, payload_bytes);
     if (!is_known_record_type(type)) {
       if (!newer_minor) {
-        fail_record(type, record_start,
-                    fmt::format("unknown record type {:#04x}; version {}.{} has no such type, so the file is corrupt",
-                                type, header_.major_version, header_.minor_version));
+        fail_record(
+            type, record_start,
+            fmt::format("unknown record type {:#04x}; version {}.{} has no such type, so the file is corrupt",
+                        type, header_.major_version, header_.minor_version));
         return std::nullopt;
       }
       if (!skip(record_bytes)) return std::nullopt;
@@ -721,8 +750,9 @@ std::optional<TraceRecord> TraceReader::next() {
         fault.device = p.u32();
         const std::uint8_t access = p.u8();
         // Kinds of access may be added in minor revisions; those this reader doesn't know read as unknown.
-        fault.access = access <= static_cast<std::uint8_t>(FaultAccess::prefetch) ? static_cast<FaultAccess>(access)
-                                                                                  : FaultAccess::unknown;
+        fault.access = access <= static_cast<std::uint8_t>(FaultAccess::prefetch)
+                           ? static_cast<FaultAccess>(access)
+                           : FaultAccess::unknown;
         record = fault;
         break;
       }
@@ -736,7 +766,8 @@ std::optional<TraceRecord> TraceReader::next() {
         const std::uint8_t direction = p.u8();
         const std::uint8_t cause = p.u8();
         if (direction > static_cast<std::uint8_t>(MigrationDirection::device_to_host)) {
-          fail_record(type, record_start, fmt::format("direction {} is not a migration direction", direction));
+          fail_record(type, record_start,
+                      fmt::format("direction {} is not a migration direction", direction));
           return std::nullopt;
         }
         migration.direction = static_cast<MigrationDirection>(direction);
@@ -785,7 +816,8 @@ std::optional<TraceRecord> TraceReader::next() {
         record = sample;
         break;
       }
-      case TraceRecordType::end: break;  // handled above
+      case TraceRecordType::end:
+        break;  // handled above
     }
     consume(static_cast<std::size_t>(record_bytes));
     ++records_;
@@ -860,11 +892,12 @@ std::optional<TimeSpan> time_span(const Trace& trace) {
 }
 
 std::string summarize(const Trace& trace) {
-  std::string out = fmt::format("deepum trace, format {}.{}\n", trace.header.major_version,
-                                trace.header.minor_version);
+  std::string out =
+      fmt::format("deepum trace, format {}.{}\n", trace.header.major_version, trace.header.minor_version);
   for (const auto& [key, value] : trace.header.metadata) out += fmt::format("  {}: {}\n", key, value);
   out += fmt::format(
-      "  records: {} kernel launches, {} kernel executions, {} page fault groups, {} migrations, {} range events, "
+      "  records: {} kernel launches, {} kernel executions, {} page fault groups, {} migrations, {} range "
+      "events, "
       "{} hints, {} resident samples, {} function names",
       trace.launches.size(), trace.executions.size(), trace.faults.size(), trace.migrations.size(),
       trace.ranges.size(), trace.hints.size(), trace.resident_samples.size(), trace.function_names.size());
@@ -880,14 +913,15 @@ std::string summarize(const Trace& trace) {
   }
   std::set<std::uint64_t> functions;
   for (const KernelLaunch& l : trace.launches) functions.insert(l.function);
-  out += fmt::format("  functions: {} distinct launched, {} named\n", functions.size(), trace.function_names.size());
+  out += fmt::format("  functions: {} distinct launched, {} named\n", functions.size(),
+                     trace.function_names.size());
   std::array<std::uint64_t, 2> bytes{}, count{};
   for (const Migration& m : trace.migrations) {
     bytes[static_cast<std::size_t>(m.direction)] += m.bytes;
     ++count[static_cast<std::size_t>(m.direction)];
   }
-  out += fmt::format("  migrated: {} host to device in {} migrations, {} device to host in {}\n", format_bytes(bytes[0]),
-                     count[0], format_bytes(bytes[1]), count[1]);
+  out += fmt::format("  migrated: {} host to device in {} migrations, {} device to host in {}\n",
+                     format_bytes(bytes[0]), count[0], format_bytes(bytes[1]), count[1]);
   std::uint64_t faults = 0;
   for (const PageFault& f : trace.faults) faults += f.fault_count;
   out += fmt::format("  faults: {} in {} groups\n", faults, trace.faults.size());

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -23,7 +24,9 @@ using cfg::Config;
 using cfg::ConfigLoad;
 using cfg::LogLevel;
 using cfg::SizeSpec;
+using cfg::TracingLevel;
 
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 // An environment held in a map, so tests neither read nor change the real one.
@@ -69,10 +72,17 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.enabled == expected.enabled);
   CHECK(actual.alloc_limit == expected.alloc_limit);
   CHECK(actual.resident_limit == expected.resident_limit);
+  CHECK(actual.eviction_headroom == expected.eviction_headroom);
+  CHECK(actual.tracing == expected.tracing);
+  CHECK(actual.trace_file == expected.trace_file);
+  CHECK(actual.cupti_library == expected.cupti_library);
+  CHECK(actual.trace_flush_ms == expected.trace_flush_ms);
+  CHECK(actual.worker_interval_us == expected.worker_interval_us);
   CHECK(actual.log_level == expected.log_level);
   CHECK(actual.log_file == expected.log_file);
   CHECK(actual.stats_file == expected.stats_file);
   CHECK(actual.summary == expected.summary);
+  CHECK(actual == expected);  // also covers members added later
 }
 
 // A failed load: one message, and the defaults to run with.
@@ -91,6 +101,12 @@ constexpr std::string_view kEveryKeyJson = R"({
   "enabled": false,
   "alloc_limit": "64GiB",
   "resident_limit": "75%",
+  "eviction_headroom": "1GiB",
+  "tracing": "launches",
+  "trace_file": "/tmp/run-%p",
+  "cupti_library": "/opt/cuda/lib64/libcupti.so.12",
+  "trace_flush_ms": 20,
+  "worker_interval_us": 250,
   "log_level": "debug",
   "log_file": "/var/log/deepum.log",
   "stats_file": "/tmp/stats.json",
@@ -102,6 +118,12 @@ Config every_key_config() {
   config.enabled = false;
   config.alloc_limit = SizeSpec::of_bytes(64 * kGiB);
   config.resident_limit = SizeSpec::of_percent(75.0);
+  config.eviction_headroom = SizeSpec::of_bytes(kGiB);
+  config.tracing = TracingLevel::launches;
+  config.trace_file = "/tmp/run-%p";
+  config.cupti_library = "/opt/cuda/lib64/libcupti.so.12";
+  config.trace_flush_ms = 20;
+  config.worker_interval_us = 250;
   config.log_level = LogLevel::debug;
   config.log_file = "/var/log/deepum.log";
   config.stats_file = "/tmp/stats.json";
@@ -120,6 +142,12 @@ TEST_CASE("with nothing set, the defaults apply") {
   CHECK(load.config.enabled);
   CHECK(load.config.alloc_limit == SizeSpec::of_percent(100.0));
   CHECK(load.config.resident_limit == SizeSpec::of_percent(100.0));
+  CHECK(load.config.eviction_headroom == SizeSpec::of_bytes(256 * kMiB));
+  CHECK(load.config.tracing == TracingLevel::full);
+  CHECK(load.config.trace_file.empty());
+  CHECK(load.config.cupti_library.empty());
+  CHECK(load.config.trace_flush_ms == 5);
+  CHECK(load.config.worker_interval_us == 1000);
   CHECK(load.config.log_level == LogLevel::info);
   CHECK(load.config.log_file.empty());
   CHECK(load.config.stats_file.empty());
@@ -176,6 +204,12 @@ TEST_CASE("environment variables alone set every key") {
   const FakeEnv env{{"DEEPUM_ENABLED", "no"},
                     {"DEEPUM_ALLOC_LIMIT", "64GiB"},
                     {"DEEPUM_RESIDENT_LIMIT", "75%"},
+                    {"DEEPUM_EVICTION_HEADROOM", "1GiB"},
+                    {"DEEPUM_TRACING", "launches"},
+                    {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
+                    {"DEEPUM_CUPTI_LIBRARY", "/opt/cuda/lib64/libcupti.so.12"},
+                    {"DEEPUM_TRACE_FLUSH_MS", "20"},
+                    {"DEEPUM_WORKER_INTERVAL_US", "250"},
                     {"DEEPUM_LOG_LEVEL", "debug"},
                     {"DEEPUM_LOG_FILE", "/var/log/deepum.log"},
                     {"DEEPUM_STATS_FILE", "/tmp/stats.json"},
@@ -184,8 +218,10 @@ TEST_CASE("environment variables alone set every key") {
   REQUIRE_MESSAGE(load.ok(), load.error);
   check_same(load.config, every_key_config());
   CHECK(load.origin ==
-        "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, DEEPUM_LOG_LEVEL, "
-        "DEEPUM_LOG_FILE, DEEPUM_STATS_FILE, DEEPUM_SUMMARY)");
+        "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, "
+        "DEEPUM_EVICTION_HEADROOM, DEEPUM_TRACING, DEEPUM_TRACE_FILE, DEEPUM_CUPTI_LIBRARY, "
+        "DEEPUM_TRACE_FLUSH_MS, DEEPUM_WORKER_INTERVAL_US, DEEPUM_LOG_LEVEL, DEEPUM_LOG_FILE, "
+        "DEEPUM_STATS_FILE, DEEPUM_SUMMARY)");
 }
 
 TEST_CASE("the environment overrides the file, key by key") {
@@ -332,11 +368,13 @@ TEST_CASE("an unknown key names the closest known key") {
 TEST_CASE("an unknown key with nothing close lists the keys") {
   check_failed(load_text(R"({"summary": true, "frobnicate": 1})"),
                "deepum: config /tmp/x.json: unknown key \"frobnicate\" (the keys are enabled, alloc_limit, "
-               "resident_limit, log_level, log_file, stats_file, summary)");
+               "resident_limit, eviction_headroom, tracing, trace_file, cupti_library, trace_flush_ms, "
+               "worker_interval_us, log_level, log_file, stats_file, summary)");
   // A section deepum does not have (yet) is an unknown key too.
   check_failed(load_text(R"({"prefetch": {"lookahead": 32}})"),
                "deepum: config /tmp/x.json: unknown key \"prefetch\" (the keys are enabled, alloc_limit, "
-               "resident_limit, log_level, log_file, stats_file, summary)");
+               "resident_limit, eviction_headroom, tracing, trace_file, cupti_library, trace_flush_ms, "
+               "worker_interval_us, log_level, log_file, stats_file, summary)");
 }
 
 TEST_CASE("a value of the wrong type names the key, the value and what was expected") {
@@ -415,6 +453,13 @@ TEST_CASE("the Markdown table has a row for every key") {
   CHECK(table.find("| `log_file` | string | `\"\"` | `DEEPUM_LOG_FILE` | ") != std::string::npos);
   CHECK(table.find("| `log_level` | log level | `info` | `DEEPUM_LOG_LEVEL` | ") != std::string::npos);
   CHECK(table.find("| `enabled` | bool | `true` | `DEEPUM_ENABLED` | ") != std::string::npos);
+  CHECK(table.find("| `tracing` | tracing level | `full` | `DEEPUM_TRACING` | ") != std::string::npos);
+  CHECK(table.find("| `trace_flush_ms` | whole number, 1 to 1000 | `5` | `DEEPUM_TRACE_FLUSH_MS` | ") !=
+        std::string::npos);
+  CHECK(table.find("| `worker_interval_us` | whole number, 50 to 100000 | `1000` | "
+                   "`DEEPUM_WORKER_INTERVAL_US` | ") != std::string::npos);
+  CHECK(table.find("| `eviction_headroom` | size | `256MiB` | `DEEPUM_EVICTION_HEADROOM` | ") !=
+        std::string::npos);
   std::size_t rows = 0;
   for (char c : table) rows += c == '\n' ? 1 : 0;
   CHECK(rows == cfg::config_keys().size() + 2);
@@ -429,6 +474,211 @@ TEST_CASE("the Markdown table has a row for every key") {
     CHECK(table.find(std::string(key.description)) != std::string::npos);
   }
 }
+
+TEST_CASE("the tracing and trace keys, their defaults and their environment variables") {
+  const std::array<std::pair<std::string_view, std::string_view>, 6> keys{{
+      {"eviction_headroom", "DEEPUM_EVICTION_HEADROOM"},
+      {"tracing", "DEEPUM_TRACING"},
+      {"trace_file", "DEEPUM_TRACE_FILE"},
+      {"cupti_library", "DEEPUM_CUPTI_LIBRARY"},
+      {"trace_flush_ms", "DEEPUM_TRACE_FLUSH_MS"},
+      {"worker_interval_us", "DEEPUM_WORKER_INTERVAL_US"},
+  }};
+  for (const auto& key_and_var : keys) {
+    const std::string_view name = key_and_var.first;
+    const std::string_view var = key_and_var.second;
+    CAPTURE(name);
+    CHECK(cfg::env_var_name(name) == var);
+    bool found = false;
+    for (const cfg::KeySpec& key : cfg::config_keys()) found = found || key.name == name;
+    CHECK(found);
+  }
+  const Config config;
+  CHECK(config.eviction_headroom == SizeSpec::of_bytes(256 * kMiB));
+  CHECK(config.tracing == TracingLevel::full);
+  CHECK(config.trace_file.empty());
+  CHECK(config.cupti_library.empty());
+  CHECK(config.trace_flush_ms == 5);
+  CHECK(config.worker_interval_us == 1000);
+  // "%p" is left for the library to replace by the process id.
+  const ConfigLoad load = cfg::load_config(FakeEnv{{"DEEPUM_TRACE_FILE", "/tmp/t-%p"}}.lookup());
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  CHECK(load.config.trace_file == "/tmp/t-%p");
+}
+
+TEST_CASE("tracing levels, by name in any case, from the file and the environment") {
+  const std::array levels{TracingLevel::off, TracingLevel::launches, TracingLevel::full};
+  const std::array<std::string_view, 3> names{"off", "launches", "full"};
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    CAPTURE(names[i]);
+    CHECK(cfg::tracing_level_name(levels[i]) == names[i]);
+    const ConfigLoad from_file = load_text(R"({"tracing": ")" + std::string(names[i]) + R"("})");
+    REQUIRE_MESSAGE(from_file.ok(), from_file.error);
+    CHECK(from_file.config.tracing == levels[i]);
+    std::string upper(names[i]);
+    for (char& c : upper) c = static_cast<char>(c - 'a' + 'A');
+    const ConfigLoad from_env = cfg::load_config(FakeEnv{{"DEEPUM_TRACING", " " + upper + "\n"}}.lookup());
+    REQUIRE_MESSAGE(from_env.ok(), from_env.error);
+    CHECK(from_env.config.tracing == levels[i]);
+  }
+  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_TRACING", "verbose"}}.lookup()),
+               R"(deepum: environment DEEPUM_TRACING="verbose": expected one of off, launches, full)");
+  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_TRACING", ""}}.lookup()),
+               R"(deepum: environment DEEPUM_TRACING="": expected one of off, launches, full)");
+  check_failed(
+      load_text(R"({"tracing": "launch"})"),
+      R"(deepum: config /tmp/x.json: key "tracing": expected one of off, launches, full, got "launch")");
+  check_failed(load_text(R"({"tracing": 2})"),
+               R"(deepum: config /tmp/x.json: key "tracing": expected one of off, launches, full, got 2)");
+  check_failed(
+      load_text(R"({"tracing": false})"),
+      R"(deepum: config /tmp/x.json: key "tracing": expected one of off, launches, full, got false)");
+}
+
+TEST_CASE("whole numbers within the key's range, from the file") {
+  const ConfigLoad low = load_text(R"({"trace_flush_ms": 1, "worker_interval_us": 50})");
+  REQUIRE_MESSAGE(low.ok(), low.error);
+  CHECK(low.config.trace_flush_ms == 1);
+  CHECK(low.config.worker_interval_us == 50);
+  const ConfigLoad high = load_text(R"({"trace_flush_ms": 1000, "worker_interval_us": 100000})");
+  REQUIRE_MESSAGE(high.ok(), high.error);
+  CHECK(high.config.trace_flush_ms == 1000);
+  CHECK(high.config.worker_interval_us == 100000);
+
+  // Only an integer number: no fraction (not even .0), exponent, sign, string or other type.
+  const std::array<std::pair<std::string_view, std::string_view>, 13> rejected{{
+      {"0", "0"},
+      {"1001", "1001"},
+      {"4294967296", "4294967296"},
+      {"18446744073709551615", "18446744073709551615"},
+      {"-1", "-1"},
+      {"1.5", "1.5"},
+      {"5.0", "5.0"},
+      {"1e2", "100.0"},
+      {R"("5")", R"("5")"},
+      {"true", "true"},
+      {"null", "null"},
+      {"[5]", "[5]"},
+      {R"({"ms": 5})", R"({"ms":5})"},
+  }};
+  for (const auto& json_and_shown : rejected) {
+    const std::string_view json = json_and_shown.first;
+    const std::string_view shown = json_and_shown.second;
+    CAPTURE(json);
+    check_failed(
+        load_text(R"({"trace_flush_ms": )" + std::string(json) + "}"),
+        R"(deepum: config /tmp/x.json: key "trace_flush_ms": expected a whole number from 1 to 1000, got )" +
+            std::string(shown));
+  }
+  check_failed(
+      load_text(R"({"worker_interval_us": 49})"),
+      R"(deepum: config /tmp/x.json: key "worker_interval_us": expected a whole number from 50 to 100000, got 49)");
+  check_failed(
+      load_text(R"({"worker_interval_us": 100001})"),
+      R"(deepum: config /tmp/x.json: key "worker_interval_us": expected a whole number from 50 to 100000, got 100001)");
+}
+
+TEST_CASE("whole numbers within the key's range, from the environment") {
+  const std::array<std::pair<std::string_view, std::uint32_t>, 6> accepted{{
+      {"1", 1},
+      {"1000", 1000},
+      {"42", 42},
+      {" 7 ", 7},
+      {"\t12\n", 12},
+      {"0010", 10},
+  }};
+  for (const auto& text_and_value : accepted) {
+    const std::string_view text = text_and_value.first;
+    const std::uint32_t value = text_and_value.second;
+    CAPTURE(text);
+    const ConfigLoad load = cfg::load_config(FakeEnv{{"DEEPUM_TRACE_FLUSH_MS", std::string(text)}}.lookup());
+    REQUIRE_MESSAGE(load.ok(), load.error);
+    CHECK(load.config.trace_flush_ms == value);
+    CHECK(load.origin == "defaults + env (DEEPUM_TRACE_FLUSH_MS)");
+  }
+  for (std::string_view text : {"", " ", "0", "000", "1001", "-1", "+5", "1.5", "5.0", "1e3", "5ms", "0x10",
+                                "1 000", "five", "4294967296", "4294967301", "99999999999999999999999999"}) {
+    CAPTURE(text);
+    check_failed(cfg::load_config(FakeEnv{{"DEEPUM_TRACE_FLUSH_MS", std::string(text)}}.lookup()),
+                 "deepum: environment DEEPUM_TRACE_FLUSH_MS=\"" + std::string(text) +
+                     "\": expected a whole number from 1 to 1000");
+  }
+  const ConfigLoad worker = cfg::load_config(FakeEnv{{"DEEPUM_WORKER_INTERVAL_US", "100000"}}.lookup());
+  REQUIRE_MESSAGE(worker.ok(), worker.error);
+  CHECK(worker.config.worker_interval_us == 100000);
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_WORKER_INTERVAL_US", "10"}}.lookup()),
+      R"(deepum: environment DEEPUM_WORKER_INTERVAL_US="10": expected a whole number from 50 to 100000)");
+}
+
+TEST_CASE("a whole-number key without a range takes any std::uint32_t") {
+  constexpr std::array kUnbounded{
+      cfg::KeySpec{"count", "5", "Any count.", cfg::field<&Config::trace_flush_ms>()},
+  };
+  const auto load_env = [&](std::string text) {
+    return cfg::load_config(FakeEnv{{"DEEPUM_COUNT", std::move(text)}}.lookup(), kUnbounded);
+  };
+  CHECK(load_env("0").config.trace_flush_ms == 0);
+  CHECK(load_env("4294967295").config.trace_flush_ms == 4294967295U);
+  check_failed(
+      load_env("4294967296"),
+      R"(deepum: environment DEEPUM_COUNT="4294967296": expected a whole number from 0 to 4294967295)");
+  const ConfigLoad from_file =
+      cfg::load_config_text(R"({"count": 4294967295})", "/tmp/u.json", FakeEnv{}.lookup(), kUnbounded);
+  REQUIRE_MESSAGE(from_file.ok(), from_file.error);
+  CHECK(from_file.config.trace_flush_ms == 4294967295U);
+  check_failed(
+      cfg::load_config_text(R"({"count": 4294967296})", "/tmp/u.json", FakeEnv{}.lookup(), kUnbounded),
+      R"(deepum: config /tmp/u.json: key "count": expected a whole number from 0 to 4294967295, got 4294967296)");
+  CHECK(cfg::keys_markdown_table(kUnbounded).find("| `count` | whole number | `5` | `DEEPUM_COUNT` |") !=
+        std::string::npos);
+}
+
+TEST_CASE("every whole-number key declares a range that holds its default; no other key has one") {
+  const Config defaults;
+  for (const cfg::KeySpec& key : cfg::config_keys()) {
+    CAPTURE(key.name);
+    const bool whole_number = std::holds_alternative<cfg::FieldOf<std::uint32_t>>(key.field);
+    CHECK(key.range.has_value() == whole_number);
+    if (!whole_number || !key.range) continue;
+    CHECK(key.range->min <= key.range->max);
+    Config copy = defaults;
+    const std::uint32_t value = std::get<cfg::FieldOf<std::uint32_t>>(key.field)(copy);
+    CHECK(key.range->min <= value);
+    CHECK(value <= key.range->max);
+  }
+}
+
+TEST_CASE("key_value_text writes each value as the table's default texts do, and reads back") {
+  for (const cfg::KeySpec& key : cfg::config_keys()) {
+    CAPTURE(key.name);
+    CHECK(cfg::key_value_text(key, Config{}) == key.default_text);
+  }
+  const Config config = every_key_config();
+  FakeEnv env;
+  for (const cfg::KeySpec& key : cfg::config_keys()) {
+    env.set(cfg::env_var_name(key.name), cfg::key_value_text(key, config));
+  }
+  const ConfigLoad load = cfg::load_config(env.lookup());
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  check_same(load.config, config);
+}
+
+#ifdef DEEPUM_SOURCE_DIR
+TEST_CASE("docs/configuration.md documents every key, with the table the code generates") {
+  const std::filesystem::path path = std::filesystem::path(DEEPUM_SOURCE_DIR) / "docs" / "configuration.md";
+  std::ifstream file(path);
+  REQUIRE_MESSAGE(file.good(), "cannot read ", path.string());
+  const std::string docs((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (const cfg::KeySpec& key : cfg::config_keys()) {
+    CAPTURE(key.name);
+    CHECK(docs.find("`" + std::string(key.name) + "`") != std::string::npos);
+  }
+  // Regenerate the table with `deepum config` (or keys_markdown_table()) when a key changes.
+  CHECK_MESSAGE(docs.find(cfg::keys_markdown_table()) != std::string::npos,
+                "docs/configuration.md's keys table differs from keys_markdown_table()");
+}
+#endif
 
 // A table with nested sections, standing in for later ones such as `prefetch.*`: adding rows is all
 // it takes for the file, the environment and the docs to know the keys.
@@ -514,4 +764,6 @@ TEST_CASE("field<> reaches a member through a path of members") {
   std::get<cfg::FieldOf<bool>>(summary)(config) = false;
   CHECK_FALSE(config.summary);
   CHECK(std::holds_alternative<cfg::FieldOf<SizeSpec>>(cfg::field<&Config::alloc_limit>()));
+  CHECK(std::holds_alternative<cfg::FieldOf<std::uint32_t>>(cfg::field<&Config::trace_flush_ms>()));
+  CHECK(std::holds_alternative<cfg::FieldOf<TracingLevel>>(cfg::field<&Config::tracing>()));
 }

@@ -14,6 +14,12 @@ enum class LogLevel { trace, debug, info, warn, error, off };
 
 std::string_view log_level_name(LogLevel level);
 
+// What deepum watches with CUPTI: nothing, kernel launches only, or everything (launches, page
+// faults, migrations, kernel times).
+enum class TracingLevel { off, launches, full };
+
+std::string_view tracing_level_name(TracingLevel level);
+
 // A size as the user wrote it: absolute bytes, or a share of the device's total memory (resolved
 // once the device is known).
 class SizeSpec {
@@ -44,10 +50,20 @@ struct Config {
   bool enabled = true;
   SizeSpec alloc_limit = SizeSpec::of_percent(100.0);     // what the app may allocate in total
   SizeSpec resident_limit = SizeSpec::of_percent(100.0);  // what may stay resident on the GPU
+  // Free room kept under resident_limit when evicting.
+  SizeSpec eviction_headroom = SizeSpec::of_bytes(std::uint64_t{256} << 20);
+  TracingLevel tracing = TracingLevel::full;  // what CUPTI watches
+  // Path prefix of the trace files; the library replaces "%p" by the pid. Empty: no trace.
+  std::string trace_file;
+  std::string cupti_library;                // libcupti.so to load; empty: search the usual places
+  std::uint32_t trace_flush_ms = 5;         // CUPTI activity flush period, 1..1000 ms
+  std::uint32_t worker_interval_us = 1000;  // worker thread period, 50..100000 us
   LogLevel log_level = LogLevel::info;
   std::string log_file;    // empty: stderr
   std::string stats_file;  // empty: no JSON statistics file
   bool summary = true;     // print the one-screen summary at exit
+
+  bool operator==(const Config&) const = default;
 };
 
 // Returns the value of an environment variable, or nullptr. Injected so tests need no real env.

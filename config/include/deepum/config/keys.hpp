@@ -3,6 +3,9 @@
 // `prefetch.*`) is added by adding rows to the table in config/src/keys.cpp.
 #pragma once
 
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -15,7 +18,8 @@ namespace deepum::config {
 // Gives the Config member a key sets. The member's type is the key's type.
 template <typename T>
 using FieldOf = T& (*)(Config&);
-using Field = std::variant<FieldOf<bool>, FieldOf<SizeSpec>, FieldOf<LogLevel>, FieldOf<std::string>>;
+using Field = std::variant<FieldOf<bool>, FieldOf<SizeSpec>, FieldOf<LogLevel>, FieldOf<std::string>,
+                           FieldOf<std::uint32_t>, FieldOf<TracingLevel>>;
 
 namespace detail {
 template <auto member, auto... nested, typename Object>
@@ -40,15 +44,28 @@ constexpr Field field() {
   return &detail::config_member<members...>;
 }
 
+// The values a whole-number key accepts, both ends included.
+struct IntegerRange {
+  std::uint32_t min = 0;
+  std::uint32_t max = std::numeric_limits<std::uint32_t>::max();
+};
+
 struct KeySpec {
   std::string_view name;          // dotted path in the JSON file; "a.b" is also DEEPUM_A_B
   std::string_view default_text;  // as a user would write it; must say what Config{} holds
   std::string_view description;   // one line for the keys table
   Field field;
+  // For a whole-number (std::uint32_t) key, the values it accepts; unset means any std::uint32_t.
+  // Ignored for keys of other types.
+  std::optional<IntegerRange> range = std::nullopt;
 };
 
 // Every key deepum knows, in documentation order.
 std::span<const KeySpec> config_keys();
+
+// The value `config` holds for `key`, written as a user would write it (reads back to the same
+// value): "true", "8GiB", "50%", "debug", "1000", a string as is. For printing the configuration.
+std::string key_value_text(const KeySpec& key, const Config& config);
 
 // The environment variable for a dotted key: "prefetch.lookahead" -> "DEEPUM_PREFETCH_LOOKAHEAD".
 std::string env_var_name(std::string_view key_name);

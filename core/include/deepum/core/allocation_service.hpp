@@ -44,6 +44,7 @@ class AllocationService {
   bool limits_resolved() const { return resolved_.load(std::memory_order_acquire); }
   std::uint64_t alloc_limit_bytes() const { return budget_.limit(); }
   std::uint64_t resident_limit_bytes() const { return resident_limit_bytes_.load(std::memory_order_relaxed); }
+  std::uint64_t device_total_bytes() const { return device_total_bytes_.load(std::memory_order_relaxed); }
   std::uint64_t peak_managed_bytes() const { return budget_.peak(); }
   std::uint64_t managed_bytes_in_use() const { return budget_.in_use(); }
 
@@ -110,6 +111,7 @@ class AllocationService {
   ManagedRegistry& registry_;
   AllocationBudget budget_;
   std::atomic<std::uint64_t> resident_limit_bytes_{0};
+  std::atomic<std::uint64_t> device_total_bytes_{0};
   std::atomic<bool> resolved_{false};
 };
 

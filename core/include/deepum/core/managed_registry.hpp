@@ -3,10 +3,12 @@
 // serialise on allocations.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <shared_mutex>
+#include <utility>
 #include <vector>
 
 #include "deepum/core/intercepted_api.hpp"
@@ -32,6 +34,10 @@ class ManagedRegistry {
   std::optional<ManagedRange> find_containing(std::uintptr_t address) const;
   std::vector<ManagedRange> snapshot() const;
   std::uint64_t live_bytes() const;
+  // Lowest base and highest end any range ever had: a cheap first filter for pointer scans.
+  std::pair<std::uint64_t, std::uint64_t> address_span() const {
+    return {span_low_.load(std::memory_order_relaxed), span_high_.load(std::memory_order_relaxed)};
+  }
   std::size_t live_count() const;
   void clear();
 
@@ -43,6 +49,8 @@ class ManagedRegistry {
   mutable std::shared_mutex mutex_;
   std::map<std::uintptr_t, ManagedRange> ranges_;  // by base
   std::uint64_t live_bytes_ = 0;
+  std::atomic<std::uint64_t> span_low_{UINT64_MAX};
+  std::atomic<std::uint64_t> span_high_{0};
 };
 
 }  // namespace deepum::core

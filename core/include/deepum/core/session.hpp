@@ -5,10 +5,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "deepum/config/config.hpp"
 #include "deepum/core/allocation_service.hpp"
+#include "deepum/core/event_pipeline.hpp"
 #include "deepum/core/log.hpp"
 #include "deepum/core/managed_registry.hpp"
 #include "deepum/core/statistics.hpp"
@@ -40,6 +43,7 @@ class Session {
   const std::string& config_origin() const { return load_.origin; }
 
   AllocationService& allocations() { return allocations_; }
+  const AllocationService& allocations() const { return allocations_; }
   ManagedRegistry& registry() { return registry_; }
   Statistics& stats() { return stats_; }
 
@@ -49,6 +53,12 @@ class Session {
   // Whether any hook ran; the exit report is written only for processes that used CUDA.
   void mark_used() { used_.store(true, std::memory_order_relaxed); }
   bool used() const { return used_.load(std::memory_order_relaxed); }
+
+  // Tracing, once the CUDA side has started it: the pipeline all events flow through, and one
+  // line saying what the tracer could and could not do.
+  EventPipeline* pipeline() { return pipeline_.load(std::memory_order_acquire); }
+  void attach_pipeline(std::unique_ptr<EventPipeline> pipeline);
+  void set_tracing_status(std::string status);
 
   // The exit summary to the log, and the JSON statistics file when configured.
   void write_exit_report();
@@ -64,6 +74,9 @@ class Session {
   ManagedRegistry registry_;
   AllocationService allocations_;
   std::atomic<bool> used_{false};
+  std::atomic<EventPipeline*> pipeline_{nullptr};  // owned; never destroyed, like the session
+  std::mutex tracing_status_mutex_;
+  std::string tracing_status_;
   std::atomic<std::uint64_t> notices_given_{0};
 };
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "deepum/core/event_pipeline.hpp"
 #include "deepum/core/intercepted_api.hpp"
 
 namespace deepum::core {
@@ -65,7 +66,11 @@ class Statistics {
 std::string format_bytes(std::uint64_t bytes);
 // The one-screen exit summary. `header` names the process and the config origin.
 std::string render_summary(const StatisticsSnapshot& stats, const std::string& header);
-// The same figures as a JSON document.
-std::string render_json(const StatisticsSnapshot& stats, const std::string& process, const std::string& config_origin);
+// The tracing part of the summary: launches, faults and their attribution, migrations, evictions,
+// residency. `status` says what the tracer could do.
+std::string render_tracing_summary(const PipelineStats& tracing, const std::string& status);
+// The same figures as a JSON document; `tracing` may be null.
+std::string render_json(const StatisticsSnapshot& stats, const std::string& process, const std::string& config_origin,
+                        const PipelineStats* tracing = nullptr, const std::string& tracing_status = {});
 
 }  // namespace deepum::core

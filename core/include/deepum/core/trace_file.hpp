@@ -6,6 +6,8 @@
 // disk full) becomes a false return and a message in error().
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <iosfwd>
@@ -14,7 +16,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
@@ -27,20 +28,13 @@ namespace deepum::core {
 inline constexpr std::uint32_t kTraceMajorVersion = 1;  // a reader rejects any other major version
 inline constexpr std::uint32_t kTraceMinorVersion = 0;  // newer minors only add, so older readers skip
 
-// How much memory the program's data occupied on the GPU at one moment.
-struct ResidentSample {
-  Timestamp time = 0;
-  std::uint64_t estimated_resident_bytes = 0;  // deepum's own account of resident managed memory
-  std::uint64_t measured_used_bytes = 0;       // from cuMemGetInfo; 0 if unknown
-};
-
 // The name of a kernel function, recorded once before the function's first launch.
 struct FunctionName {
   std::uint64_t function = 0;  // KernelLaunch::function
   std::string name;
 };
 
-// Free-form key/value strings about the run. The keys deepum writes are below.
+// Free-form key/value strings about the run; the well-known keys are below.
 using TraceMetadata = std::map<std::string, std::string, std::less<>>;
 namespace trace_metadata {
 inline constexpr std::string_view kDeviceName = "device_name";
@@ -154,8 +148,8 @@ struct TraceHeader {
   TraceMetadata metadata;
 };
 
-using TraceRecord = std::variant<FunctionName, KernelLaunch, KernelExecution, PageFault, Migration, RangeEvent,
-                                 Hint, ResidentSample>;
+using TraceRecord = std::variant<FunctionName, KernelLaunch, KernelExecution, PageFault, Migration,
+                                 RangeEvent, Hint, ResidentSample>;
 
 // Reads a compact trace record by record, in file order, in large chunks. The end record's count
 // and checksum are verified when it is reached. Every error message names the file, the byte
@@ -184,6 +178,7 @@ class TraceReader {
   std::uint64_t skipped_records() const { return skipped_; }
 
  private:
+  void close_file();
   bool start();
   bool read_header();
   bool fill(std::size_t bytes);  // makes `bytes` bytes available at the cursor, if the input has them

@@ -1,4 +1,4 @@
-#include "real_symbols.hpp"
+#include "deepum/cuda/real_symbols.hpp"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cstring>
 
-namespace deepum::preload {
+namespace deepum::cuda {
 namespace {
 
 DlsymFn lookup_real_dlsym() {
@@ -85,4 +85,4 @@ bool is_own_address(const void* address) {
   return self != nullptr && object_of(address) == self;
 }
 
-}  // namespace deepum::preload
+}  // namespace deepum::cuda

@@ -3,9 +3,9 @@
 
 #include <atomic>
 
-#include "real_symbols.hpp"
+#include "deepum/cuda/real_symbols.hpp"
 
-namespace deepum::preload {
+namespace deepum::cuda {
 
 enum class Library { cudart, libcuda };
 
@@ -34,4 +34,4 @@ class RealFunction {
   std::atomic<Fn> fn_{nullptr};
 };
 
-}  // namespace deepum::preload
+}  // namespace deepum::cuda

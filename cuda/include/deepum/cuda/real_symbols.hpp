@@ -1,7 +1,7 @@
 // Finding the real functions behind our interposers without going through our own exports.
 #pragma once
 
-namespace deepum::preload {
+namespace deepum::cuda {
 
 using DlsymFn = void* (*)(void*, const char*);
 
@@ -24,4 +24,4 @@ void* find_driver_function(const char* name);
 // Whether `address` lies inside libdeepum itself.
 bool is_own_address(const void* address);
 
-}  // namespace deepum::preload
+}  // namespace deepum::cuda

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# tracing_gpu.sh PHASE: the tracing and resident-limit measurements, in two phases that each fit one
+# device call. Results go to $OUT (or bench/results/local), bundled as results.tar.gz, with a short
+# table last.
+#   overhead  build, ctest (gpu tests included), then tracing cost with nothing oversubscribed:
+#             GPT-2 124M and ResNet-50 natively, under deepum with tracing off, with tracing full
+#   oversub   GPT-2 124M natively (its footprint), then under deepum with the resident limit at
+#             1/1.5, 1/2 and 1/3 of that footprint (reactive eviction, no prefetching)
+# Safety: the allocation limit is half of the GPU's free memory in every deepum run, and every
+# workload's footprint is far below it.
+set -uo pipefail
+phase=${1:?usage: tracing_gpu.sh overhead|oversub}
+root=$(cd "$(dirname "$0")/.." && pwd)
+# Everything goes to a scratch folder, bundled into one archive at the end: the device returns at
+# most 8 files.
+final=${OUT:-$root/bench/results/local}
+out=$(mktemp -d)
+mkdir -p "$final"
+export PYTHONUNBUFFERED=1
+lib="$root/build-gpu/lib/libdeepum.so"
+gpt2="$root/examples/pytorch/train_gpt2.py"
+resnet="$root/examples/pytorch/train_resnet.py"
+
+{
+  date -u +"date %Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.free --format=csv,noheader
+  python3 -c "import torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__)"
+} 2>&1 | tee "$out/machine_$phase.txt"
+free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1 | tr -d ' ')
+alloc_limit=$((free_mib * 1024 * 1024 / 2))
+
+if [[ ! -f "$lib" ]]; then
+  echo "== build"
+  "$root/scripts/build.sh" "$root/build-gpu" -DDEEPUM_WARNINGS_AS_ERRORS=OFF >"$out/build.log" 2>&1 ||
+    { grep -E "error" "$out/build.log" | head -20; exit 1; }
+fi
+
+# deepum NAME ARGS...: runs under the library with the common settings and a stats file.
+deepum() {
+  local name=$1
+  shift
+  LD_PRELOAD="$lib" DEEPUM_ALLOC_LIMIT="$alloc_limit" DEEPUM_STATS_FILE="$out/${name}_stats.json" \
+    timeout 300 "$@" >"$out/$name.log" 2>&1
+  echo "$name: exit $? $(grep -E 'summary median_step_ms' "$out/$name.log")"
+}
+native() {
+  local name=$1
+  shift
+  timeout 300 "$@" >"$out/$name.log" 2>&1
+  echo "$name: exit $? $(grep -E 'summary median_step_ms' "$out/$name.log")"
+}
+
+case "$phase" in
+overhead)
+  echo "== ctest"
+  (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
+  grep -E "tests passed|tests failed|Test +#" "$out/ctest.log" | tail -16
+  g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 25)
+  r=(python3 "$resnet" --batch 16 --steps 40)
+  for round in 1 2; do
+    native "gpt2_native_$round" "${g[@]}" --json "$out/gpt2_native_$round.json"
+    DEEPUM_TRACING=off deepum "gpt2_notrace_$round" "${g[@]}" --json "$out/gpt2_notrace_$round.json"
+    deepum "gpt2_trace_$round" "${g[@]}" --json "$out/gpt2_trace_$round.json"
+    native "resnet_native_$round" "${r[@]}" --json "$out/resnet_native_$round.json"
+    DEEPUM_TRACING=off deepum "resnet_notrace_$round" "${r[@]}" --json "$out/resnet_notrace_$round.json"
+    deepum "resnet_trace_$round" "${r[@]}" --json "$out/resnet_trace_$round.json"
+  done
+  DEEPUM_TRACE_FILE="$out/gpt2_tiny_trace" deepum gpt2_tiny_traced python3 "$gpt2" --preset tiny --steps 5 \
+    --json "$out/gpt2_tiny_traced.json"
+  "$root/build-gpu/bin/deepum" trace check "$out/gpt2_tiny_trace" 2>&1 | tee "$out/trace_check.txt"
+  {
+    echo "### GPT-2 124M"
+    python3 "$root/bench/compare_runs.py" "$out"/gpt2_native_1.json "$out"/gpt2_notrace_1.json \
+      "$out"/gpt2_trace_1.json "$out"/gpt2_native_2.json "$out"/gpt2_notrace_2.json "$out"/gpt2_trace_2.json \
+      --max-overhead 0.05 --markdown
+    echo "### ResNet-50"
+    python3 "$root/bench/compare_runs.py" "$out"/resnet_native_1.json "$out"/resnet_notrace_1.json \
+      "$out"/resnet_trace_1.json "$out"/resnet_native_2.json "$out"/resnet_notrace_2.json \
+      "$out"/resnet_trace_2.json --max-overhead 0.05 --markdown
+  } | tee "$out/overhead.md"
+  python3 "$root/bench/tracing_report.py" "$out"/*_trace_*_stats.json | tee "$out/tracing_stats.md"
+  ;;
+oversub)
+  g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 8 --warmup-steps 2)
+  native gpt2_native "${g[@]}" --json "$out/gpt2_native.json"
+  footprint=$(python3 -c "import json; print(json.load(open('$out/gpt2_native.json'))['peak_reserved_bytes'])")
+  echo "footprint (peak reserved, native): $footprint bytes"
+  for factor in 1.5 2 3; do
+    limit=$(python3 -c "print(int($footprint / $factor))")
+    DEEPUM_RESIDENT_LIMIT=$limit deepum "gpt2_reactive_x$factor" "${g[@]}" --json "$out/gpt2_reactive_x$factor.json"
+  done
+  python3 "$root/bench/compare_runs.py" "$out/gpt2_native.json" "$out"/gpt2_reactive_x*.json \
+    --max-overhead inf --markdown | tee "$out/oversub.md"
+  python3 "$root/bench/tracing_report.py" "$out"/gpt2_reactive_x*_stats.json | tee "$out/oversub_stats.md"
+  ;;
+esac
+cp "$out"/*.md "$final"/ 2>/dev/null
+(cd "$out" && tar czf "$final/results_$phase.tar.gz" ./*)

@@ -1,0 +1,41 @@
+// DriverHintExecutor: deepum's hints carried to the CUDA driver, from deepum's worker thread on a
+// stream of its own, so a hint never waits behind the program's kernels nor they behind it.
+#pragma once
+
+#include <cuda.h>
+
+#include <optional>
+#include <string>
+
+#include "deepum/core/hint_executor.hpp"
+
+namespace deepum::cuda {
+
+class DriverHintExecutor final : public core::HintExecutor {
+ public:
+  // Takes the context the program allocated in; call bind() on the worker thread before use.
+  explicit DriverHintExecutor(CUcontext context) : context_(context) {}
+  ~DriverHintExecutor() override;
+
+  // Makes the context current on the calling thread and creates the stream. Empty string on
+  // success, else what failed.
+  std::string bind();
+
+  bool evict_to_host(std::span<const core::AddressRange> ranges) override;
+  std::optional<std::uint64_t> device_used_bytes() override;
+
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  bool prefetch(std::span<const core::AddressRange> ranges, CUmemLocation location);
+
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  bool batch_supported_ = true;
+  std::string last_error_;
+};
+
+// The context current on the calling thread (the program's, inside an allocation hook).
+CUcontext current_context();
+
+}  // namespace deepum::cuda

@@ -1,0 +1,99 @@
+#include "deepum/cuda/driver_hint_executor.hpp"
+
+#include <vector>
+
+#include "deepum/cuda/real_function.hpp"
+
+namespace deepum::cuda {
+namespace {
+
+RealFunction<decltype(&::cuCtxSetCurrent)> ctx_set_current{"cuCtxSetCurrent", Library::libcuda};
+RealFunction<decltype(&::cuCtxGetCurrent)> ctx_get_current{"cuCtxGetCurrent", Library::libcuda};
+RealFunction<decltype(&::cuStreamCreate)> stream_create{"cuStreamCreate", Library::libcuda};
+RealFunction<decltype(&::cuStreamDestroy_v2)> stream_destroy{"cuStreamDestroy_v2", Library::libcuda};
+RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize", Library::libcuda};
+RealFunction<decltype(&::cuMemPrefetchAsync_v2)> prefetch_async{"cuMemPrefetchAsync_v2", Library::libcuda};
+RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetchBatchAsync", Library::libcuda};
+RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
+RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
+
+std::string describe(const char* what, CUresult result) {
+  const char* name = nullptr;
+  if (auto fn = get_error_name.get(); fn == nullptr || fn(result, &name) != CUDA_SUCCESS) name = "error";
+  return std::string(what) + ": " + name + " (" + std::to_string(static_cast<int>(result)) + ")";
+}
+
+}  // namespace
+
+CUcontext current_context() {
+  CUcontext context = nullptr;
+  if (auto fn = ctx_get_current.get(); fn == nullptr || fn(&context) != CUDA_SUCCESS) return nullptr;
+  return context;
+}
+
+DriverHintExecutor::~DriverHintExecutor() {
+  // Left alone at process exit: the driver may already be torn down, and the stream dies with it.
+}
+
+std::string DriverHintExecutor::bind() {
+  if (context_ == nullptr) return "no CUDA context";
+  if (CUresult r = ctx_set_current.get()(context_); r != CUDA_SUCCESS) return describe("cuCtxSetCurrent", r);
+  if (CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+    return describe("cuStreamCreate", r);
+  }
+  return {};
+}
+
+bool DriverHintExecutor::prefetch(std::span<const core::AddressRange> ranges, CUmemLocation location) {
+  if (ranges.empty()) return true;
+  // One batched call moves many ranges for the host cost of one (~100 us a call).
+  if (batch_supported_ && prefetch_batch.get() != nullptr) {
+    std::vector<CUdeviceptr> pointers;
+    std::vector<size_t> sizes;
+    pointers.reserve(ranges.size());
+    sizes.reserve(ranges.size());
+    for (const core::AddressRange& range : ranges) {
+      pointers.push_back(static_cast<CUdeviceptr>(range.address));
+      sizes.push_back(range.bytes);
+    }
+    size_t location_index = 0;
+    const CUresult r = prefetch_batch.get()(pointers.data(), sizes.data(), pointers.size(), &location,
+                                            &location_index, 1, 0, stream_);
+    if (r == CUDA_SUCCESS) return true;
+    if (r != CUDA_ERROR_NOT_SUPPORTED) {
+      last_error_ = describe("cuMemPrefetchBatchAsync", r);
+      return false;
+    }
+    batch_supported_ = false;
+  }
+  for (const core::AddressRange& range : ranges) {
+    const CUresult r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, location, 0, stream_);
+    if (r != CUDA_SUCCESS) {
+      last_error_ = describe("cuMemPrefetchAsync", r);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool DriverHintExecutor::evict_to_host(std::span<const core::AddressRange> ranges) {
+  if (stream_ == nullptr) return false;
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  if (!prefetch(ranges, host)) return false;
+  // Waiting here blocks only deepum's worker; the residency it reports is then true.
+  if (CUresult r = stream_synchronize.get()(stream_); r != CUDA_SUCCESS) {
+    last_error_ = describe("cuStreamSynchronize", r);
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::uint64_t> DriverHintExecutor::device_used_bytes() {
+  size_t free_bytes = 0, total = 0;
+  auto fn = mem_get_info.get();
+  if (fn == nullptr || fn(&free_bytes, &total) != CUDA_SUCCESS) return std::nullopt;
+  return total - free_bytes;
+}
+
+}  // namespace deepum::cuda

@@ -1,0 +1,260 @@
+#include "deepum/cuda/tracing_session.hpp"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <mutex>
+#include <thread>
+
+#include "deepum/core/trace_recorder.hpp"
+#include "deepum/cuda/driver_hint_executor.hpp"
+#include "deepum/cuda/real_symbols.hpp"
+#include "deepum/cupti_tracer/cupti_tracer.hpp"
+
+namespace deepum::cuda {
+namespace {
+
+using core::EventPipeline;
+
+// "Is this word a managed pointer?", answered from the registry for the launch scanner.
+class RegistryLookup final : public cupti_tracer::ManagedLookup {
+ public:
+  explicit RegistryLookup(const core::ManagedRegistry& registry) : registry_(registry) {}
+  bool contains(std::uint64_t address) const noexcept override {
+    return registry_.find_containing(address).has_value();
+  }
+  cupti_tracer::AddressBounds bounds() const noexcept override {
+    const auto [low, high] = registry_.address_span();
+    return low < high ? cupti_tracer::AddressBounds{low, high} : cupti_tracer::AddressBounds{1, 0};
+  }
+
+ private:
+  const core::ManagedRegistry& registry_;
+};
+
+// The tracer's events go straight into the pipeline's queues.
+class PipelineSink final : public cupti_tracer::EventSink {
+ public:
+  explicit PipelineSink(EventPipeline& pipeline) : pipeline_(pipeline) {}
+  void on_launch(const core::KernelLaunch& launch) override { pipeline_.on_launch(launch); }
+  void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
+  void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
+  void on_migration(const core::Migration& migration) override { pipeline_.on_migration(migration); }
+  void on_function_name(std::uint64_t function, const char* name) override {
+    pipeline_.on_function_name(function, name);
+  }
+
+ private:
+  EventPipeline& pipeline_;
+};
+
+struct Runtime {
+  core::Session* session = nullptr;
+  EventPipeline* pipeline = nullptr;
+  std::unique_ptr<RegistryLookup> lookup;
+  std::unique_ptr<PipelineSink> sink;
+  std::unique_ptr<cupti_tracer::CuptiTracer> tracer;
+  std::unique_ptr<DriverHintExecutor> executor;
+  std::unique_ptr<core::TraceRecorder> recorder;  // when trace_file is set
+  std::thread worker;
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  std::atomic<bool> stopped{false};
+  std::chrono::microseconds interval{1000};
+};
+
+// Leaked on purpose, like the session: exit handlers and late hooks may still reach it.
+std::atomic<Runtime*> g_runtime{nullptr};
+std::once_flag g_start_once;
+
+// CUPTI's clock, which stamps every activity record; the system clock before CUPTI is loaded.
+core::Timestamp now_ns() {
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime != nullptr && runtime->tracer && runtime->tracer->library().loaded()) {
+    std::uint64_t t = 0;
+    if (auto fn = runtime->tracer->library().api().get_timestamp; fn && fn(&t) == CUPTI_SUCCESS) return t;
+  }
+  return static_cast<core::Timestamp>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
+void worker_loop(Runtime& runtime) {
+  const std::string bound = runtime.executor->bind();
+  if (!bound.empty()) core::logger().warn("worker thread: {}; deepum will not evict", bound);
+  if (auto used = runtime.executor->device_used_bytes()) runtime.pipeline->set_measurement_baseline(*used);
+  std::unique_lock lock(runtime.mutex);
+  while (!runtime.stopping) {
+    runtime.wake.wait_for(lock, runtime.interval, [&] { return runtime.stopping; });
+    if (runtime.stopping) break;
+    lock.unlock();
+    runtime.pipeline->step(now_ns(), *runtime.executor, runtime.recorder.get());
+    lock.lock();
+  }
+}
+
+// Before the CUDA runtime's own exit handlers (registered earlier, so run later): stop the worker,
+// hand over CUPTI's last records, decide every pending fault.
+void stop_tracing_at_exit() {
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime == nullptr || runtime->stopped.exchange(true)) return;
+  {
+    std::lock_guard lock(runtime->mutex);
+    runtime->stopping = true;
+  }
+  runtime->wake.notify_all();
+  if (runtime->worker.joinable()) runtime->worker.join();
+  if (runtime->tracer) runtime->tracer->flush();
+  runtime->pipeline->step(now_ns(), *runtime->executor, runtime->recorder.get(), /*final=*/true);
+  if (runtime->recorder) {
+    const std::string error = runtime->recorder->finish();
+    if (error.empty()) {
+      core::logger().info("trace written: {} and {}", runtime->recorder->compact_path(),
+                          runtime->recorder->perfetto_path());
+    } else {
+      core::logger().warn("trace files incomplete: {}", error);
+    }
+  }
+}
+
+// The trace files named by trace_file, with what a reader needs to know about the run.
+std::unique_ptr<core::TraceRecorder> open_trace(const core::Session& session) {
+  const std::string& pattern = session.config().trace_file;
+  if (pattern.empty()) return nullptr;
+  auto recorder = std::make_unique<core::TraceRecorder>();
+  core::TraceMetadata metadata;
+  metadata.emplace(core::trace_metadata::kDeviceTotalMemory,
+                   std::to_string(session.allocations().device_total_bytes()));
+  metadata.emplace(core::trace_metadata::kCommandLine, core::process_command_line());
+  metadata.emplace(core::trace_metadata::kDeepumVersion, "0.1.0");
+  metadata.emplace(core::trace_metadata::kStartTime, std::to_string(now_ns()));
+  metadata.emplace("resident_limit_bytes", std::to_string(session.allocations().resident_limit_bytes()));
+  metadata.emplace("alloc_limit_bytes", std::to_string(session.allocations().alloc_limit_bytes()));
+  const std::string error = recorder->open(core::expand_process_id(pattern, static_cast<long>(getpid())), metadata);
+  if (!error.empty()) {
+    core::logger().warn("cannot write the trace ({}); tracing continues without a file", error);
+    return nullptr;
+  }
+  return recorder;
+}
+
+std::thread start_worker(Runtime& runtime) {
+  // The worker must never take the program's signals (SIGINT belongs to the training loop).
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  std::thread worker([&runtime] { worker_loop(runtime); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  pthread_setname_np(worker.native_handle(), "deepum-worker");
+  return worker;
+}
+
+cupti_tracer::TracingLevel tracer_level(config::TracingLevel level) {
+  switch (level) {
+    case config::TracingLevel::off: return cupti_tracer::TracingLevel::none;
+    case config::TracingLevel::launches: return cupti_tracer::TracingLevel::launches;
+    case config::TracingLevel::full: return cupti_tracer::TracingLevel::full;
+  }
+  return cupti_tracer::TracingLevel::full;
+}
+
+void start_once(core::Session& session) {
+  const config::Config& config = session.config();
+  auto* runtime = new Runtime();
+  runtime->session = &session;
+  runtime->interval = std::chrono::microseconds(config.worker_interval_us);
+
+  core::PipelineOptions options;
+  options.resident_limit_bytes = session.allocations().resident_limit_bytes();
+  options.eviction_headroom_bytes = config.eviction_headroom.resolve(session.allocations().resident_limit_bytes());
+  // Below the physical size the driver never evicts by itself: deepum must.
+  options.enforce_resident_limit =
+      session.allocations().resident_limit_bytes() < session.allocations().device_total_bytes();
+  auto pipeline = std::make_unique<EventPipeline>(options);
+  runtime->pipeline = pipeline.get();
+  session.attach_pipeline(std::move(pipeline));
+
+  if (config.tracing != config::TracingLevel::off) {
+    runtime->lookup = std::make_unique<RegistryLookup>(session.registry());
+    runtime->sink = std::make_unique<PipelineSink>(*runtime->pipeline);
+    runtime->tracer = std::make_unique<cupti_tracer::CuptiTracer>();
+    cupti_tracer::TracerOptions tracer_options;
+    tracer_options.level = tracer_level(config.tracing);
+    tracer_options.dlsym = real_dlsym();
+    tracer_options.driver.func_get_param_info =
+        reinterpret_cast<decltype(tracer_options.driver.func_get_param_info)>(find_driver_function("cuFuncGetParamInfo"));
+    tracer_options.driver.kernel_get_param_info = reinterpret_cast<decltype(tracer_options.driver.kernel_get_param_info)>(
+        find_driver_function("cuKernelGetParamInfo"));
+    tracer_options.driver.func_get_name =
+        reinterpret_cast<decltype(tracer_options.driver.func_get_name)>(find_driver_function("cuFuncGetName"));
+    tracer_options.driver.kernel_get_name =
+        reinterpret_cast<decltype(tracer_options.driver.kernel_get_name)>(find_driver_function("cuKernelGetName"));
+    tracer_options.driver.device_get_count =
+        reinterpret_cast<decltype(tracer_options.driver.device_get_count)>(find_driver_function("cuDeviceGetCount"));
+    tracer_options.managed = runtime->lookup.get();
+    tracer_options.cupti_path = config.cupti_library;
+    tracer_options.um_counter_all_devices = true;
+    tracer_options.cupti_flush_period_ms = config.trace_flush_ms;
+    tracer_options.poll_period_ms = config.trace_flush_ms;
+    // Our own exit handler flushes after stopping the worker; the tracer's runs after it.
+    const cupti_tracer::StartStatus status = runtime->tracer->start(tracer_options, *runtime->sink);
+    std::string line = std::string(cupti_tracer::to_string(status.outcome));
+    if (!status.cupti_path.empty()) line += " (" + status.cupti_path + ")";
+    if (!status.detail.empty()) line += ": " + status.detail;
+    session.set_tracing_status(line);
+    if (status.outcome == cupti_tracer::StartStatus::Outcome::started) {
+      core::logger().info("tracing with CUPTI: {}", line);
+    } else {
+      core::logger().warn("tracing: {}; the program runs on{}", line,
+                          status.running() ? " with what did start" : " untraced");
+    }
+  } else {
+    session.set_tracing_status("off (tracing: off)");
+  }
+
+  runtime->executor = std::make_unique<DriverHintExecutor>(current_context());
+  g_runtime.store(runtime, std::memory_order_release);
+  runtime->recorder = open_trace(session);
+  runtime->worker = start_worker(*runtime);
+  std::atexit(stop_tracing_at_exit);
+}
+
+}  // namespace
+
+void start_tracing(core::Session& session) {
+  std::call_once(g_start_once, [&] {
+    try {
+      start_once(session);
+    } catch (const std::exception& e) {
+      core::logger().error("tracing could not start ({}); the program runs on untraced", e.what());
+    }
+  });
+}
+
+void note_range_allocated(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
+  if (EventPipeline* pipeline = session.pipeline()) {
+    pipeline->on_range({core::RangeEvent::Kind::allocated, now_ns(), address, bytes});
+  }
+}
+
+void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
+  if (EventPipeline* pipeline = session.pipeline()) {
+    pipeline->on_range({core::RangeEvent::Kind::freed, now_ns(), address, bytes});
+  }
+}
+
+void abandon_tracing_after_fork() {
+  Runtime* runtime = g_runtime.exchange(nullptr);
+  if (runtime == nullptr) return;
+  if (runtime->tracer) runtime->tracer->abandon_after_fork();
+  // The worker thread does not exist in the child; its std::thread stays unjoined in the leaked
+  // Runtime, and the exit handler finds no runtime.
+  runtime->stopped = true;
+}
+
+}  // namespace deepum::cuda

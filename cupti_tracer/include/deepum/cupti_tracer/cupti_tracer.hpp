@@ -1,0 +1,228 @@
+// CuptiTracer: watches kernel launches (CUPTI driver-API callbacks) and what the GPU did (CUPTI
+// activity records: kernel executions, GPU page faults, unified-memory migrations) and hands them
+// to an EventSink as the plain events of core/events.hpp.
+//
+// When to start: after the CUDA driver is initialised (cuInit has run) and BEFORE the first
+// managed allocation: CUPTI only reports unified-memory counters for memory allocated after
+// cuptiActivityConfigureUnifiedMemoryCounter. The session calls start() right before its first
+// cuMemAllocManaged. Launch callbacks cover launches made after start().
+//
+// One tracer per process: CUPTI is process-wide and accepts one subscriber. When another one holds
+// it (torch.profiler/kineto, Nsight Systems, Nsight Compute, cuda-gdb, compute-sanitizer), or
+// libcupti cannot be found, start() says so and does nothing: the program runs on untraced.
+// Conversely, while deepum holds the subscriber those tools cannot attach.
+//
+// Launch paths covered (driver API, so runtime launches are seen through the driver calls cudart
+// makes): cuLaunchKernel, cuLaunchKernelEx, cuLaunchCooperativeKernel, and their _ptsz variants;
+// cuGraphLaunch(_ptsz), recorded as one KernelLaunch whose `function` is the CUgraphExec handle,
+// with zero grid and block and no pointers (the kernels inside a graph are not scanned); its
+// name is reported as "<cuda-graph>". Not covered: cuLaunchCooperativeKernelMultiDevice
+// (deprecated), the legacy cuLaunch/cuLaunchGrid, and device-side launches.
+//
+// Launches are recorded at API entry, before the driver validates them: a launch that fails still
+// appears, and has no KernelExecution.
+#pragma once
+
+#include <cuda.h>
+#include <cupti.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "deepum/cupti_tracer/activity_decoder.hpp"
+#include "deepum/cupti_tracer/buffer_pool.hpp"
+#include "deepum/cupti_tracer/cupti_library.hpp"
+#include "deepum/cupti_tracer/event_sink.hpp"
+#include "deepum/cupti_tracer/launch_scanner.hpp"
+
+namespace deepum::cupti_tracer {
+
+enum class TracingLevel : std::uint8_t {
+  none,      // nothing: start() returns `disabled`
+  launches,  // launch callbacks only (no activity records)
+  activity,  // activity records only (kernel executions, faults, migrations)
+  full,      // both
+};
+
+// Driver functions the tracer calls, taken straight from libcuda (never the program's symbols,
+// never our interposers). Each may be nullptr; the tracer does without.
+struct DriverApi {
+  CUresult(CUDAAPI* func_get_param_info)(CUfunction, size_t, size_t*,
+                                         size_t*) = nullptr;  // cuFuncGetParamInfo
+  CUresult(CUDAAPI* kernel_get_param_info)(CUkernel, size_t, size_t*,
+                                           size_t*) = nullptr;           // cuKernelGetParamInfo
+  CUresult(CUDAAPI* func_get_name)(const char**, CUfunction) = nullptr;  // cuFuncGetName
+  CUresult(CUDAAPI* kernel_get_name)(const char**, CUkernel) = nullptr;  // cuKernelGetName
+  CUresult(CUDAAPI* device_get_count)(int*) = nullptr;  // cuDeviceGetCount (um_counter_all_devices)
+};
+
+struct TracerOptions {
+  TracingLevel level = TracingLevel::full;
+
+  // -- What the tracer needs from the session --
+  DlsymFn dlsym = nullptr;                 // glibc's dlsym: preload::real_dlsym()
+  DriverApi driver;                        // filled with preload::find_driver_function
+  const ManagedLookup* managed = nullptr;  // null: launches carry no pointers. Must outlive the tracer.
+  std::string cupti_path;                  // a libcupti file or folder; empty: the default search
+
+  // -- Activity --
+  bool kernel_records = true;  // CONCURRENT_KERNEL -> KernelExecution
+  bool um_counters = true;     // GPU_PAGE_FAULT, BYTES_TRANSFER_HTOD/DTOH -> PageFault, Migration
+  // Devices the unified-memory counters are configured for (one config per counter kind and device).
+  std::vector<std::uint32_t> um_counter_devices{0};
+  bool um_counter_all_devices = false;  // every device cuDeviceGetCount reports (overrides the list)
+  // CUPTI keeps kernel timestamps in device memory by default (a few MB per context); true moves
+  // them to pinned host memory, leaving the GPU memory to the program.
+  bool cupti_buffers_in_host_memory = false;
+
+  // -- Delivery --
+  std::size_t buffer_bytes = std::size_t{8} << 20;  // per activity buffer
+  std::size_t max_buffers = 32;                     // past that CUPTI drops records (counted)
+  // cuptiActivityFlushPeriod: CUPTI's worker thread hands back FULL buffers this often. 0: CUPTI's
+  // own heuristics.
+  std::uint32_t cupti_flush_period_ms = 5;
+  // The tracer's poll thread calls cuptiActivityFlushAll(0) this often, which also hands back
+  // partly filled buffers whose records are complete: records arrive within about this delay.
+  // 0: no thread; the session calls poll() itself.
+  std::uint32_t poll_period_ms = 5;
+  // Stop the tracer (poll thread joined, final forced flush) from an atexit handler registered at
+  // the end of start(), so it runs before libcupti's own teardown.
+  bool stop_at_exit = true;
+
+  // -- Cost accounting --
+  bool measure_callback_time = false;  // steady_clock around each launch callback
+  std::size_t layout_cache_capacity = 16384;
+};
+
+struct StartStatus {
+  enum class Outcome : std::uint8_t {
+    started,           // everything asked for runs
+    partial,           // some of it runs; `detail` says what does not
+    disabled,          // level none
+    library_missing,   // no usable libcupti
+    other_subscriber,  // another CUPTI client holds the process (profiler, Nsight, debugger)
+    failed,            // CUPTI refused everything
+    already_started,   // this or another CuptiTracer is running
+  };
+  Outcome outcome = Outcome::disabled;
+  bool launch_callbacks = false;  // every launch callback is enabled
+  bool kernel_records = false;
+  bool um_counters = false;
+  std::string cupti_path;  // the libcupti in use
+  // One sentence per thing that could not be done, and why; empty when nothing failed.
+  std::string detail;
+
+  bool running() const { return launch_callbacks || kernel_records || um_counters; }
+};
+const char* to_string(StartStatus::Outcome outcome);
+
+// The driver launch APIs the tracer watches, in TracerStats::launches_by_api order.
+inline constexpr std::size_t kLaunchApiCount = 8;
+// "cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
+// "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz", "cuGraphLaunch", "cuGraphLaunch_ptsz".
+const char* launch_api_name(std::size_t index);
+
+// A snapshot of the tracer's counters.
+struct TracerStats {
+  // Launch callbacks
+  std::uint64_t launches = 0;  // kernel launches seen (graph launches excluded)
+  std::uint64_t graph_launches = 0;
+  std::array<std::uint64_t, kLaunchApiCount> launches_by_api{};  // kernel and graph launches
+  std::uint64_t launches_with_managed_pointers = 0;
+  std::uint64_t launches_pointers_truncated = 0;  // more than KernelLaunch::kMaxPointers
+  std::uint64_t launches_packed_buffer = 0;       // arguments given through `extra`
+  std::uint64_t launches_without_layout = 0;      // kernelParams given, layout unknown: not scanned
+  std::uint64_t managed_lookups = 0;              // ManagedLookup::contains calls
+  std::uint64_t functions_cached = 0;
+  std::uint64_t layouts_from_function = 0;  // cuFuncGetParamInfo answered
+  std::uint64_t layouts_from_kernel = 0;    // cuKernelGetParamInfo answered (a CUkernel handle)
+  std::uint64_t layouts_unknown = 0;
+  std::uint64_t layout_invalidations = 0;  // module unloads / context destructions seen
+  std::uint64_t callback_exceptions = 0;   // caught at the CUPTI boundary
+  std::uint64_t callback_ns = 0;           // only with measure_callback_time
+  // Activity
+  DecoderCounts records;            // by RecordClass
+  std::uint64_t record_errors = 0;  // cuptiActivityGetNextRecord failed mid-buffer
+  std::uint64_t dropped_records = 0;
+  std::uint64_t buffers_requested = 0;
+  std::uint64_t buffers_completed = 0;
+  std::uint64_t buffers_allocated = 0;
+  std::uint64_t buffers_refused = 0;  // pool exhausted: CUPTI dropped records
+  std::uint64_t polls = 0;
+};
+
+class CuptiTracer {
+ public:
+  CuptiTracer();
+  CuptiTracer(const CuptiTracer&) = delete;
+  CuptiTracer& operator=(const CuptiTracer&) = delete;
+  ~CuptiTracer();  // stop()
+
+  // Loads libcupti, subscribes, enables what `options` asks for. Call once, from one thread, after
+  // cuInit and before the first managed allocation. Errors (CUPTI's, allocation) come back in the
+  // status, never as exceptions; a failure leaves the process untraced (with libcupti loaded).
+  StartStatus start(const TracerOptions& options, EventSink& sink);
+  // Hands back every buffer, including records not yet complete (cuptiActivityFlushAll with
+  // CUPTI_ACTIVITY_FLAG_FLUSH_FORCED). For exit, after synchronising the device.
+  void flush() noexcept;
+  // Hands back buffers whose records are complete (cuptiActivityFlushAll(0)); what the poll thread
+  // does. Cheap when nothing is pending.
+  void poll() noexcept;
+  // Launch callbacks off, poll thread joined, forced flush, activity kinds off, unsubscribed.
+  // Idempotent. Records still inside CUPTI after this are dropped.
+  void stop() noexcept;
+  // In the child after fork(): CUPTI and the poll thread are the parent's; forget them without
+  // calling anything. The tracer is inert afterwards.
+  void abandon_after_fork() noexcept;
+
+  bool running() const noexcept { return running_.load(std::memory_order_acquire); }
+  TracerStats stats() const noexcept;
+  const CuptiLibrary& library() const noexcept { return *library_; }
+
+ private:
+  struct Counters;
+  // The CUPTI entry points: nothing escapes them.
+  static void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                   const void* cbdata) noexcept;
+  static void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept;
+  static void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                           size_t size, size_t valid_size) noexcept;
+  static void stop_at_exit() noexcept;
+  void abandon_start() noexcept;  // undo a start() that got nowhere
+
+  void handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
+  void handle_resource(CUpti_CallbackId cbid);
+  void compute_layout(std::uint64_t function, ParamLayout& layout) const noexcept;
+  const char* function_name(std::uint64_t function, const CUpti_CallbackData& data) const noexcept;
+  void drain(uint8_t* buffer, size_t valid_size, CUcontext context, uint32_t stream_id) noexcept;
+  StartStatus enable_activity(StartStatus status);
+  void poll_loop();
+
+  TracerOptions options_;
+  EventSink* sink_ = nullptr;
+  std::unique_ptr<CuptiLibrary> library_;
+  std::unique_ptr<LayoutCache> layouts_;
+  std::unique_ptr<BufferPool> pool_;
+  std::unique_ptr<Counters> counters_;
+  ActivityDecoder decoder_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> callbacks_on_{false};
+  bool activity_registered_ = false;
+  std::vector<CUpti_ActivityKind> enabled_kinds_;
+  std::mutex stop_mutex_;
+
+  std::unique_ptr<std::thread> poll_thread_;
+  std::mutex poll_mutex_;
+  std::condition_variable poll_wake_;
+  bool poll_stop_ = false;
+};
+
+}  // namespace deepum::cupti_tracer

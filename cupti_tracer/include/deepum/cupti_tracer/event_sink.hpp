@@ -1,0 +1,35 @@
+// EventSink: where the CUPTI tracer delivers the plain events of core/events.hpp. The tracer knows
+// nothing about what happens to them; the session's implementation decides (per-thread rings, a
+// trace file, a test's vector).
+#pragma once
+
+#include <cstdint>
+
+#include "deepum/core/events.hpp"
+
+namespace deepum::cupti_tracer {
+
+// Threads and rules:
+// - on_launch and on_function_name run ON THE APPLICATION THREAD, inside CUPTI's launch callback,
+//   before the launch reaches the driver. They must be fast, must not allocate in steady state and
+//   must not call CUDA. on_function_name comes first, once per function (again after a module
+//   unload, when the handle may name another function); `name` is only valid during the call.
+// - on_execution, on_fault and on_migration run on whichever thread CUPTI hands back an activity
+//   buffer: CUPTI's worker thread, the tracer's poll thread, or a thread calling flush(). Several of
+//   them can run at once.
+// - Exceptions are caught by the tracer and counted, never passed into CUPTI; still, don't throw.
+// - The sink must outlive the tracer (in practice both live until the process ends).
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+
+  virtual void on_launch(const core::KernelLaunch& launch) = 0;
+  virtual void on_execution(const core::KernelExecution& execution) = 0;
+  virtual void on_fault(const core::PageFault& fault) = 0;
+  virtual void on_migration(const core::Migration& migration) = 0;
+  // `function` is KernelLaunch::function: a CUfunction (or CUkernel) handle, or a CUgraphExec for
+  // graph launches (name "<cuda-graph>").
+  virtual void on_function_name(std::uint64_t function, const char* name) = 0;
+};
+
+}  // namespace deepum::cupti_tracer

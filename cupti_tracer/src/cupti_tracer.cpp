@@ -1,0 +1,759 @@
+// The launch parameter structs (cuLaunchKernel_params, ...) come from generated_cuda_meta.h, which
+// cupti.h includes; it has no include guard, so it must not be included again.
+#include "deepum/cupti_tracer/cupti_tracer.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iterator>
+#include <new>
+
+namespace deepum::cupti_tracer {
+namespace {
+
+// The tracer CUPTI's buffer callbacks (which carry no user data) report to.
+std::atomic<CuptiTracer*> g_active{nullptr};
+
+struct LaunchCallback {
+  CUpti_CallbackId cbid;
+  const char* name;
+};
+// In TracerStats::launches_by_api order.
+constexpr LaunchCallback kLaunchCallbacks[] = {
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, "cuLaunchKernel_ptsz"},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "cuLaunchKernelEx"},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, "cuLaunchKernelEx_ptsz"},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel"},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, "cuLaunchCooperativeKernel_ptsz"},
+    {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"},
+    {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, "cuGraphLaunch_ptsz"},
+};
+static_assert(std::size(kLaunchCallbacks) == kLaunchApiCount);
+// A handle may name another function after these.
+constexpr CUpti_CallbackId kInvalidatingResources[] = {
+    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
+    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+};
+constexpr CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+};
+
+constexpr const char* kGraphName = "<cuda-graph>";
+constexpr const char* kUnknownName = "<unknown>";
+
+template <typename Handle>
+std::uint64_t id_of(Handle handle) noexcept {
+  return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(handle));
+}
+
+// cuLaunchKernel, cuLaunchCooperativeKernel and their _ptsz twins: the same leading fields.
+template <typename Params>
+LaunchArguments classic_launch(const Params& p) noexcept {
+  LaunchArguments args;
+  args.function = id_of(p.f);
+  args.stream = id_of(p.hStream);
+  args.grid = {p.gridDimX, p.gridDimY, p.gridDimZ};
+  args.block = {p.blockDimX, p.blockDimY, p.blockDimZ};
+  args.kernel_params = p.kernelParams;
+  if constexpr (requires { p.extra; }) args.extra = p.extra;
+  return args;
+}
+
+template <typename Params>
+LaunchArguments ex_launch(const Params& p) noexcept {
+  LaunchArguments args;
+  args.function = id_of(p.f);
+  if (p.config != nullptr) {
+    args.stream = id_of(p.config->hStream);
+    args.grid = {p.config->gridDimX, p.config->gridDimY, p.config->gridDimZ};
+    args.block = {p.config->blockDimX, p.config->blockDimY, p.config->blockDimZ};
+  }
+  args.kernel_params = p.kernelParams;
+  args.extra = p.extra;
+  return args;
+}
+
+// Answers "no" to everything: launches carry no pointers when the session gave no lookup.
+class NoManagedMemory final : public ManagedLookup {
+ public:
+  bool contains(std::uint64_t) const noexcept override { return false; }
+  AddressBounds bounds() const noexcept override { return {0, 0}; }
+};
+const NoManagedMemory kNoManagedMemory;
+
+struct DriverQuery {
+  const DriverApi* driver;
+  CUfunction function;
+  bool as_kernel;
+};
+
+ParamQuery query_driver(void* context, std::size_t index, std::size_t* offset, std::size_t* size) noexcept {
+  const auto* q = static_cast<const DriverQuery*>(context);
+  const CUresult result = q->as_kernel ? q->driver->kernel_get_param_info(
+                                             reinterpret_cast<CUkernel>(q->function), index, offset, size)
+                                       : q->driver->func_get_param_info(q->function, index, offset, size);
+  if (result == CUDA_SUCCESS) return ParamQuery::ok;
+  return result == CUDA_ERROR_INVALID_VALUE ? ParamQuery::past_end : ParamQuery::failed;
+}
+
+void append(std::string& detail, const std::string& sentence) {
+  if (!detail.empty()) detail += ' ';
+  detail += sentence;
+}
+
+}  // namespace
+
+const char* to_string(StartStatus::Outcome outcome) {
+  switch (outcome) {
+    case StartStatus::Outcome::started:
+      return "started";
+    case StartStatus::Outcome::partial:
+      return "partly started";
+    case StartStatus::Outcome::disabled:
+      return "disabled";
+    case StartStatus::Outcome::library_missing:
+      return "libcupti not found";
+    case StartStatus::Outcome::other_subscriber:
+      return "another CUPTI client is attached";
+    case StartStatus::Outcome::failed:
+      return "failed";
+    case StartStatus::Outcome::already_started:
+      return "already started";
+  }
+  return "?";
+}
+
+const char* launch_api_name(std::size_t index) {
+  return index < std::size(kLaunchCallbacks) ? kLaunchCallbacks[index].name : "?";
+}
+
+struct CuptiTracer::Counters {
+  std::array<std::atomic<std::uint64_t>, kLaunchApiCount> launches_by_api{};
+  std::atomic<std::uint64_t> launches{0};
+  std::atomic<std::uint64_t> graph_launches{0};
+  std::atomic<std::uint64_t> launches_with_managed_pointers{0};
+  std::atomic<std::uint64_t> launches_pointers_truncated{0};
+  std::atomic<std::uint64_t> launches_packed_buffer{0};
+  std::atomic<std::uint64_t> launches_without_layout{0};
+  std::atomic<std::uint64_t> managed_lookups{0};
+  std::atomic<std::uint64_t> layouts_from_function{0};
+  std::atomic<std::uint64_t> layouts_from_kernel{0};
+  std::atomic<std::uint64_t> layouts_unknown{0};
+  std::atomic<std::uint64_t> layout_invalidations{0};
+  std::atomic<std::uint64_t> callback_exceptions{0};
+  std::atomic<std::uint64_t> callback_ns{0};
+  std::atomic<std::uint64_t> record_errors{0};
+  std::atomic<std::uint64_t> dropped_records{0};
+  std::atomic<std::uint64_t> buffers_requested{0};
+  std::atomic<std::uint64_t> buffers_completed{0};
+  std::atomic<std::uint64_t> polls{0};
+};
+
+namespace {
+inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by = 1) noexcept {
+  counter.fetch_add(by, std::memory_order_relaxed);
+}
+}  // namespace
+
+CuptiTracer::CuptiTracer() : counters_(std::make_unique<Counters>()) {}
+
+CuptiTracer::~CuptiTracer() {
+  stop();
+  CuptiTracer* self = this;
+  g_active.compare_exchange_strong(self, nullptr, std::memory_order_acq_rel);
+}
+
+// ---- start ------------------------------------------------------------------------------------
+
+StartStatus CuptiTracer::start(const TracerOptions& options, EventSink& sink) {
+  using Outcome = StartStatus::Outcome;
+  StartStatus status;
+  try {
+    if (library_ != nullptr) {
+      status.outcome = Outcome::already_started;
+      status.detail = "start() was already called on this tracer.";
+      return status;
+    }
+    options_ = options;
+    sink_ = &sink;
+    const bool want_callbacks =
+        options.level == TracingLevel::launches || options.level == TracingLevel::full;
+    const bool want_activity =
+        (options.level == TracingLevel::activity || options.level == TracingLevel::full) &&
+        (options.kernel_records || options.um_counters);
+    library_ = std::make_unique<CuptiLibrary>(options.cupti_path);
+    if (!want_callbacks && !want_activity) {
+      status.outcome = Outcome::disabled;
+      return status;
+    }
+
+    if (!library_->load(options.dlsym)) {
+      status.outcome = Outcome::library_missing;
+      status.detail = "CUPTI tracing is off: no usable libcupti (tried: " + library_->error() + ").";
+      for (char& c : status.detail) {
+        if (c == '\n') c = ';';
+      }
+      return status;
+    }
+    status.cupti_path = library_->path();
+    const CuptiApi& api = library_->api();
+
+    layouts_ = std::make_unique<LayoutCache>(options.layout_cache_capacity);
+    CuptiTracer* expected = nullptr;
+    if (!g_active.compare_exchange_strong(expected, this, std::memory_order_acq_rel)) {
+      status.outcome = Outcome::already_started;
+      status.detail = "CUPTI tracing is off: another deepum tracer is running in this process.";
+      return status;
+    }
+
+    // The subscriber is our claim on CUPTI, even for activity-only tracing: registering activity
+    // callbacks while another tool is attached would steal its records.
+    CUptiResult result = CUPTI_SUCCESS;
+    char other_name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
+    if (api.subscribe_v2 != nullptr) {
+      CUpti_SubscriberParams params{};
+      params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+      params.subscriberName = "deepum";
+      params.oldSubscriberName = other_name;
+      params.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN;
+      result = api.subscribe_v2(&subscriber_, &CuptiTracer::on_callback, this, &params);
+    } else {
+      result = api.subscribe(&subscriber_, &CuptiTracer::on_callback, this);
+    }
+    if (result != CUPTI_SUCCESS) {
+      subscriber_ = nullptr;
+      g_active.store(nullptr, std::memory_order_release);
+      if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        status.outcome = Outcome::other_subscriber;
+        status.detail = std::string("CUPTI tracing is off: another CUPTI client is attached") +
+                        (other_name[0] != '\0' ? std::string(" (") + other_name + ")" : std::string()) +
+                        " (torch.profiler, Nsight Systems/Compute, cuda-gdb and compute-sanitizer all use "
+                        "CUPTI); deepum runs without launch and fault information.";
+      } else {
+        status.outcome = Outcome::failed;
+        status.detail = "CUPTI tracing is off: cuptiSubscribe failed: " + library_->describe(result) + ".";
+      }
+      return status;
+    }
+
+    running_.store(true, std::memory_order_release);
+    if (want_callbacks) {
+      std::size_t enabled = 0;
+      for (const LaunchCallback& callback : kLaunchCallbacks) {
+        result = api.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, callback.cbid);
+        if (result == CUPTI_SUCCESS) {
+          ++enabled;
+        } else {
+          append(status.detail,
+                 std::string("Launches through ") + callback.name +
+                     " are not seen: its callback could not be enabled: " + library_->describe(result) + ".");
+        }
+      }
+      for (CUpti_CallbackId cbid : kInvalidatingResources) {
+        result = api.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+        if (result != CUPTI_SUCCESS) {
+          append(status.detail, "Module-unload callback could not be enabled (" + library_->describe(result) +
+                                    "): a reused function handle could be scanned with a stale layout.");
+        }
+      }
+      status.launch_callbacks = enabled == std::size(kLaunchCallbacks);
+      callbacks_on_.store(enabled != 0, std::memory_order_release);
+    }
+    if (want_activity) status = enable_activity(std::move(status));
+
+    const bool everything = (!want_callbacks || status.launch_callbacks) &&
+                            (!want_activity || ((!options.kernel_records || status.kernel_records) &&
+                                                (!options.um_counters || status.um_counters)));
+    if (!status.running() && !callbacks_on_.load(std::memory_order_acquire)) {
+      status.outcome = Outcome::failed;
+      abandon_start();
+      return status;
+    }
+    status.outcome = everything && status.detail.empty() ? Outcome::started : Outcome::partial;
+
+    if (options.stop_at_exit) {
+      static std::atomic<bool> registered{false};
+      if (!registered.exchange(true)) std::atexit(&CuptiTracer::stop_at_exit);
+    }
+    return status;
+  } catch (const std::exception& error) {
+    status.outcome = Outcome::failed;
+    append(status.detail, std::string("CUPTI tracer start failed: ") + error.what() + ".");
+  } catch (...) {
+    status.outcome = Outcome::failed;
+    append(status.detail, "CUPTI tracer start failed.");
+  }
+  abandon_start();
+  return status;
+}
+
+StartStatus CuptiTracer::enable_activity(StartStatus status) {
+  const CuptiApi& api = library_->api();
+  const TracerOptions& options = options_;
+
+  if (options.cupti_buffers_in_host_memory) {
+    if (api.activity_set_attribute == nullptr) {
+      append(status.detail,
+             "CUPTI kernel-timestamp buffers stay in device memory (no cuptiActivitySetAttribute).");
+    } else {
+      std::uint8_t host_pinned = 1;
+      std::size_t value_size = sizeof(host_pinned);
+      const CUptiResult result = api.activity_set_attribute(
+          CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &value_size, &host_pinned);
+      if (result != CUPTI_SUCCESS) {
+        append(status.detail,
+               "CUPTI kernel-timestamp buffers stay in device memory: " + library_->describe(result) + ".");
+      }
+    }
+  }
+
+  pool_ = std::make_unique<BufferPool>(options.buffer_bytes, options.max_buffers);
+  CUptiResult result =
+      api.activity_register_callbacks(&CuptiTracer::on_buffer_requested, &CuptiTracer::on_buffer_completed);
+  if (result != CUPTI_SUCCESS) {
+    append(status.detail,
+           "No activity records (kernel times, faults, migrations): "
+           "cuptiActivityRegisterCallbacks failed: " +
+               library_->describe(result) + ".");
+    return status;
+  }
+  activity_registered_ = true;
+
+  if (options.um_counters) {
+    std::vector<std::uint32_t> devices = options.um_counter_devices;
+    if (options.um_counter_all_devices && options.driver.device_get_count != nullptr) {
+      int count = 0;
+      if (options.driver.device_get_count(&count) == CUDA_SUCCESS && count > 0) {
+        devices.clear();
+        for (int device = 0; device < count; ++device) devices.push_back(static_cast<std::uint32_t>(device));
+      }
+    }
+    if (devices.empty()) devices.push_back(0);
+    std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> configs;
+    for (std::uint32_t device : devices) {
+      for (CUpti_ActivityUnifiedMemoryCounterKind kind : kUmCounterKinds) {
+        CUpti_ActivityUnifiedMemoryCounterConfig config{};
+        config.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
+        config.kind = kind;
+        config.deviceId = device;
+        config.enable = 1;
+        configs.push_back(config);
+      }
+    }
+    result = api.activity_configure_unified_memory_counter(configs.data(),
+                                                           static_cast<std::uint32_t>(configs.size()));
+    if (result == CUPTI_SUCCESS) result = api.activity_enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    if (result == CUPTI_SUCCESS) {
+      enabled_kinds_.push_back(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+      status.um_counters = true;
+    } else {
+      append(status.detail, "No GPU page faults or migrations: unified-memory counters unavailable: " +
+                                library_->describe(result) + ".");
+    }
+  }
+  if (options.kernel_records) {
+    result = api.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (result == CUPTI_SUCCESS) {
+      enabled_kinds_.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+      status.kernel_records = true;
+    } else {
+      append(status.detail, "No kernel execution times: CONCURRENT_KERNEL activity unavailable: " +
+                                library_->describe(result) + ".");
+    }
+  }
+  if (enabled_kinds_.empty()) return status;
+
+  if (options.cupti_flush_period_ms != 0) {
+    if (api.activity_flush_period == nullptr) {
+      append(status.detail, "CUPTI's flush period cannot be set (no cuptiActivityFlushPeriod).");
+    } else if ((result = api.activity_flush_period(options.cupti_flush_period_ms)) != CUPTI_SUCCESS) {
+      append(status.detail, "CUPTI's flush period could not be set: " + library_->describe(result) + ".");
+    }
+  }
+  if (options.poll_period_ms != 0) {
+    try {
+      // The poll thread takes no signals: they stay with the program's threads.
+      sigset_t all;
+      sigset_t previous;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &previous);
+      try {
+        poll_thread_ = std::make_unique<std::thread>([this] { poll_loop(); });
+      } catch (...) {
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+        throw;
+      }
+      pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+      pthread_setname_np(poll_thread_->native_handle(), "deepum-cupti");
+    } catch (const std::exception& error) {
+      append(status.detail, std::string("No poll thread (") + error.what() +
+                                "): activity records arrive only when CUPTI's buffers fill or at flush().");
+    }
+  }
+  return status;
+}
+
+// ---- launch callbacks -------------------------------------------------------------------------
+
+void CUPTIAPI CuptiTracer::on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                       const void* cbdata) noexcept {
+  auto* self = static_cast<CuptiTracer*>(userdata);
+  if (self == nullptr || cbdata == nullptr || !self->callbacks_on_.load(std::memory_order_acquire)) return;
+  // Nothing may escape into CUPTI's C code: it would end the program.
+  try {
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+      const auto& data = *static_cast<const CUpti_CallbackData*>(cbdata);
+      if (data.callbackSite != CUPTI_API_ENTER || data.functionParams == nullptr) return;
+      if (self->options_.measure_callback_time) {
+        const auto begin = std::chrono::steady_clock::now();
+        self->handle_launch(cbid, data);
+        const auto spent = std::chrono::steady_clock::now() - begin;
+        bump(self->counters_->callback_ns,
+             static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()));
+      } else {
+        self->handle_launch(cbid, data);
+      }
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      self->handle_resource(cbid);
+    }
+  } catch (...) {
+    bump(self->counters_->callback_exceptions);
+  }
+}
+
+void CuptiTracer::handle_resource(CUpti_CallbackId cbid) {
+  for (CUpti_CallbackId invalidating : kInvalidatingResources) {
+    if (cbid == invalidating) {
+      layouts_->invalidate_all();
+      bump(counters_->layout_invalidations);
+      return;
+    }
+  }
+}
+
+void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
+  const void* params = data.functionParams;
+  LaunchArguments args;
+  bool graph = false;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      args = classic_launch(*static_cast<const cuLaunchKernel_params*>(params));
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      args = classic_launch(*static_cast<const cuLaunchKernel_ptsz_params*>(params));
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      args = classic_launch(*static_cast<const cuLaunchCooperativeKernel_params*>(params));
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      args = classic_launch(*static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params));
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+      args = ex_launch(*static_cast<const cuLaunchKernelEx_params*>(params));
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      args = ex_launch(*static_cast<const cuLaunchKernelEx_ptsz_params*>(params));
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch: {
+      const auto& p = *static_cast<const cuGraphLaunch_params*>(params);
+      args.function = id_of(p.hGraph);  // a CUgraphExec, despite the name
+      args.stream = id_of(p.hStream);
+      graph = true;
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: {
+      const auto& p = *static_cast<const cuGraphLaunch_ptsz_params*>(params);
+      args.function = id_of(p.hGraphExec);
+      args.stream = id_of(p.hStream);
+      graph = true;
+      break;
+    }
+    default:
+      return;
+  }
+  for (std::size_t i = 0; i < kLaunchApiCount; ++i) {
+    if (kLaunchCallbacks[i].cbid == cbid) bump(counters_->launches_by_api[i]);
+  }
+
+  core::KernelLaunch launch;
+  launch.correlation_id = data.correlationId;
+  std::uint64_t now = 0;
+  if (library_->api().get_timestamp(&now) == CUPTI_SUCCESS) launch.host_time = now;
+
+  const LayoutCache::Lookup lookup = layouts_->get(args.function, [&](ParamLayout& layout) {
+    if (graph) {
+      layout.status = LayoutStatus::known;
+      layout.source = LayoutSource::graph;
+    } else {
+      compute_layout(args.function, layout);
+    }
+  });
+  if (lookup.computed && lookup.layout != nullptr) {
+    switch (lookup.layout->source) {
+      case LayoutSource::function:
+        bump(counters_->layouts_from_function);
+        break;
+      case LayoutSource::kernel:
+        bump(counters_->layouts_from_kernel);
+        break;
+      case LayoutSource::none:
+        bump(counters_->layouts_unknown);
+        break;
+      case LayoutSource::graph:
+        break;
+    }
+  }
+  if (lookup.first_sight)
+    sink_->on_function_name(args.function, graph ? kGraphName : function_name(args.function, data));
+
+  if (graph) {
+    launch.function = args.function;
+    launch.stream = args.stream;
+    launch.execution_key = execution_key(args.function, args.grid, args.block, {});
+    bump(counters_->graph_launches);
+  } else {
+    const ManagedLookup& managed = options_.managed != nullptr ? *options_.managed : kNoManagedMemory;
+    const ScanOutcome outcome = scan_launch(args, lookup.layout, managed, launch);
+    bump(counters_->launches);
+    if (launch.pointer_count != 0) bump(counters_->launches_with_managed_pointers);
+    if (launch.pointers_truncated) bump(counters_->launches_pointers_truncated);
+    if (outcome.path == ScanPath::packed_buffer) bump(counters_->launches_packed_buffer);
+    if (outcome.path == ScanPath::no_layout) bump(counters_->launches_without_layout);
+    if (outcome.lookups != 0) bump(counters_->managed_lookups, outcome.lookups);
+  }
+  sink_->on_launch(launch);
+}
+
+void CuptiTracer::compute_layout(std::uint64_t function, ParamLayout& layout) const noexcept {
+  const DriverApi& driver = options_.driver;
+  auto* handle = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(function));
+  std::size_t offset = 0;
+  std::size_t size = 0;
+  const CUresult as_function = driver.func_get_param_info != nullptr
+                                   ? driver.func_get_param_info(handle, 0, &offset, &size)
+                                   : CUDA_ERROR_NOT_SUPPORTED;
+  CUresult as_kernel = CUDA_ERROR_NOT_SUPPORTED;
+  // cudart launches context-independent CUkernel handles cast to CUfunction.
+  if (as_function != CUDA_SUCCESS && driver.kernel_get_param_info != nullptr) {
+    as_kernel = driver.kernel_get_param_info(reinterpret_cast<CUkernel>(handle), 0, &offset, &size);
+  }
+  layout.params.clear();
+  if (as_function == CUDA_SUCCESS || as_kernel == CUDA_SUCCESS) {
+    DriverQuery query{&driver, handle, as_function != CUDA_SUCCESS};
+    try {
+      layout.status = build_param_layout({&query, &query_driver}, layout.params);
+    } catch (...) {  // out of memory for the vector: treat as unknown, retried later
+      layout.params.clear();
+      layout.status = LayoutStatus::unknown;
+    }
+    layout.source = layout.status == LayoutStatus::known
+                        ? (as_function == CUDA_SUCCESS ? LayoutSource::function : LayoutSource::kernel)
+                        : LayoutSource::none;
+  } else if (as_function == CUDA_ERROR_INVALID_VALUE || as_kernel == CUDA_ERROR_INVALID_VALUE) {
+    layout.status = LayoutStatus::known;  // no parameter 0: the kernel takes none
+    layout.source = as_function == CUDA_ERROR_INVALID_VALUE ? LayoutSource::function : LayoutSource::kernel;
+  } else {
+    layout.status = LayoutStatus::unknown;
+    layout.source = LayoutSource::none;
+  }
+}
+
+const char* CuptiTracer::function_name(std::uint64_t function,
+                                       const CUpti_CallbackData& data) const noexcept {
+  if (data.symbolName != nullptr && data.symbolName[0] != '\0') return data.symbolName;
+  const DriverApi& driver = options_.driver;
+  auto* handle = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(function));
+  const char* name = nullptr;
+  if (driver.func_get_name != nullptr && driver.func_get_name(&name, handle) == CUDA_SUCCESS &&
+      name != nullptr) {
+    return name;
+  }
+  name = nullptr;
+  if (driver.kernel_get_name != nullptr &&
+      driver.kernel_get_name(&name, reinterpret_cast<CUkernel>(handle)) == CUDA_SUCCESS && name != nullptr) {
+    return name;
+  }
+  return kUnknownName;
+}
+
+// ---- activity buffers -------------------------------------------------------------------------
+
+void CUPTIAPI CuptiTracer::on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept {
+  if (buffer == nullptr || size == nullptr) return;
+  *buffer = nullptr;
+  *size = 0;
+  if (max_records != nullptr) *max_records = 0;  // as many as fit
+  CuptiTracer* self = g_active.load(std::memory_order_acquire);
+  if (self == nullptr || self->pool_ == nullptr) return;
+  std::uint8_t* fresh = self->pool_->acquire();
+  if (fresh == nullptr) return;  // CUPTI drops records until a buffer comes back
+  *buffer = fresh;
+  *size = self->pool_->buffer_bytes();
+  bump(self->counters_->buffers_requested);
+}
+
+void CUPTIAPI CuptiTracer::on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
+                                               size_t valid_size) noexcept {
+  if (buffer == nullptr) return;
+  CuptiTracer* self = g_active.load(std::memory_order_acquire);
+  if (self == nullptr || self->pool_ == nullptr) {
+    ::operator delete (buffer, std::align_val_t{BufferPool::kAlignment});  // the tracer is gone
+    return;
+  }
+  self->drain(buffer, valid_size, context, stream_id);
+  self->pool_->release(buffer);
+}
+
+void CuptiTracer::drain(uint8_t* buffer, size_t valid_size, CUcontext context, uint32_t stream_id) noexcept {
+  bump(counters_->buffers_completed);
+  const CuptiApi& api = library_->api();
+  CUpti_Activity* record = nullptr;
+  while (valid_size != 0) {
+    const CUptiResult result = api.activity_get_next_record(buffer, valid_size, &record);
+    if (result == CUPTI_ERROR_MAX_LIMIT_REACHED) break;
+    if (result != CUPTI_SUCCESS) {
+      bump(counters_->record_errors);
+      break;
+    }
+    const DecodedRecord decoded = decoder_.decode(record);
+    try {
+      if (const auto* execution = std::get_if<core::KernelExecution>(&decoded)) {
+        sink_->on_execution(*execution);
+      } else if (const auto* fault = std::get_if<core::PageFault>(&decoded)) {
+        sink_->on_fault(*fault);
+      } else if (const auto* migration = std::get_if<core::Migration>(&decoded)) {
+        sink_->on_migration(*migration);
+      }
+    } catch (...) {
+      bump(counters_->callback_exceptions);
+    }
+  }
+  std::size_t dropped = 0;
+  if (api.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS && dropped != 0) {
+    bump(counters_->dropped_records, dropped);
+  }
+}
+
+// ---- delivery, stop ---------------------------------------------------------------------------
+
+void CuptiTracer::poll_loop() {
+  std::unique_lock lock(poll_mutex_);
+  const auto period = std::chrono::milliseconds(options_.poll_period_ms);
+  while (!poll_stop_) {
+    if (poll_wake_.wait_for(lock, period, [this] { return poll_stop_; })) break;
+    lock.unlock();
+    poll();
+    lock.lock();
+  }
+}
+
+void CuptiTracer::poll() noexcept {
+  if (!running_.load(std::memory_order_acquire) || !activity_registered_) return;
+  bump(counters_->polls);
+  library_->api().activity_flush_all(0);
+}
+
+void CuptiTracer::flush() noexcept {
+  if (!running_.load(std::memory_order_acquire) || !activity_registered_) return;
+  library_->api().activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void CuptiTracer::stop() noexcept {
+  if (!running_.load(std::memory_order_acquire)) return;
+  std::lock_guard stop_lock(stop_mutex_);
+  if (!running_.load(std::memory_order_acquire)) return;
+  const CuptiApi& api = library_->api();
+  if (callbacks_on_.exchange(false, std::memory_order_acq_rel) && subscriber_ != nullptr) {
+    for (const LaunchCallback& callback : kLaunchCallbacks) {
+      api.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, callback.cbid);
+    }
+    for (CUpti_CallbackId cbid : kInvalidatingResources)
+      api.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  }
+  if (poll_thread_ != nullptr) {
+    {
+      std::lock_guard lock(poll_mutex_);
+      poll_stop_ = true;
+    }
+    poll_wake_.notify_all();
+    try {
+      if (poll_thread_->joinable()) {
+        if (poll_thread_->get_id() == std::this_thread::get_id()) {
+          poll_thread_->detach();
+        } else {
+          poll_thread_->join();
+        }
+      }
+      poll_thread_.reset();
+    } catch (...) {  // join failed: never destroy a joinable std::thread
+      static_cast<void>(poll_thread_.release());
+    }
+  }
+  if (activity_registered_) api.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  for (CUpti_ActivityKind kind : enabled_kinds_) api.activity_disable(kind);
+  enabled_kinds_.clear();
+  if (subscriber_ != nullptr) api.unsubscribe(subscriber_);
+  subscriber_ = nullptr;
+  running_.store(false, std::memory_order_release);
+}
+
+void CuptiTracer::abandon_start() noexcept {
+  stop();
+  CuptiTracer* self = this;
+  if (!activity_registered_) g_active.compare_exchange_strong(self, nullptr, std::memory_order_acq_rel);
+}
+
+void CuptiTracer::stop_at_exit() noexcept {
+  if (CuptiTracer* self = g_active.load(std::memory_order_acquire)) self->stop();
+}
+
+void CuptiTracer::abandon_after_fork() noexcept {
+  callbacks_on_.store(false, std::memory_order_release);
+  running_.store(false, std::memory_order_release);
+  // The thread does not exist in the child; its handle must never be joined or destroyed.
+  if (poll_thread_ != nullptr) static_cast<void>(poll_thread_.release());
+  subscriber_ = nullptr;
+  activity_registered_ = false;
+  enabled_kinds_.clear();
+  CuptiTracer* self = this;
+  g_active.compare_exchange_strong(self, nullptr, std::memory_order_acq_rel);
+}
+
+TracerStats CuptiTracer::stats() const noexcept {
+  const Counters& c = *counters_;
+  auto get = [](const std::atomic<std::uint64_t>& counter) {
+    return counter.load(std::memory_order_relaxed);
+  };
+  TracerStats s;
+  s.launches = get(c.launches);
+  s.graph_launches = get(c.graph_launches);
+  for (std::size_t i = 0; i < kLaunchApiCount; ++i) s.launches_by_api[i] = get(c.launches_by_api[i]);
+  s.launches_with_managed_pointers = get(c.launches_with_managed_pointers);
+  s.launches_pointers_truncated = get(c.launches_pointers_truncated);
+  s.launches_packed_buffer = get(c.launches_packed_buffer);
+  s.launches_without_layout = get(c.launches_without_layout);
+  s.managed_lookups = get(c.managed_lookups);
+  s.functions_cached = layouts_ != nullptr ? layouts_->size() : 0;
+  s.layouts_from_function = get(c.layouts_from_function);
+  s.layouts_from_kernel = get(c.layouts_from_kernel);
+  s.layouts_unknown = get(c.layouts_unknown);
+  s.layout_invalidations = get(c.layout_invalidations);
+  s.callback_exceptions = get(c.callback_exceptions);
+  s.callback_ns = get(c.callback_ns);
+  s.records = decoder_.counts();
+  s.record_errors = get(c.record_errors);
+  s.dropped_records = get(c.dropped_records);
+  s.buffers_requested = get(c.buffers_requested);
+  s.buffers_completed = get(c.buffers_completed);
+  s.buffers_allocated = pool_ != nullptr ? pool_->allocated() : 0;
+  s.buffers_refused = pool_ != nullptr ? pool_->refused() : 0;
+  s.polls = get(c.polls);
+  return s;
+}
+
+}  // namespace deepum::cupti_tracer

@@ -1,0 +1,499 @@
+// The launch scanner: parameter layouts, finding managed pointers among fabricated kernel
+// arguments (kernelParams and packed `extra` buffers), execution keys, and the layout cache.
+#include <cuda.h>
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "deepum/cupti_tracer/launch_scanner.hpp"
+
+using namespace deepum;
+using namespace deepum::cupti_tracer;
+
+namespace {
+
+// Managed ranges as [base, base + bytes), plus a count of lookups.
+class FakeManaged final : public ManagedLookup {
+ public:
+  explicit FakeManaged(std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges)
+      : ranges_(std::move(ranges)) {}
+  bool contains(std::uint64_t address) const noexcept override {
+    lookups_.fetch_add(1, std::memory_order_relaxed);
+    for (const auto& [base, bytes] : ranges_) {
+      if (address - base < bytes) return true;
+    }
+    return false;
+  }
+  AddressBounds bounds() const noexcept override { return bounds_; }
+  void set_bounds(AddressBounds bounds) { bounds_ = bounds; }
+  std::size_t lookups() const { return lookups_.load(); }
+
+ private:
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges_;
+  AddressBounds bounds_{};
+  mutable std::atomic<std::size_t> lookups_{0};
+};
+
+constexpr std::uint64_t kManagedA = 0x7f1000000000;  // 1 GiB managed range
+constexpr std::uint64_t kManagedB = 0x7f2000000000;  // 64 MiB managed range
+constexpr std::uint64_t kDevice = 0x7f3000000000;    // plain device memory: not ours
+
+FakeManaged managed_ranges() { return FakeManaged({{kManagedA, 1ull << 30}, {kManagedB, 64ull << 20}}); }
+
+// A fabricated parameter layout, answered like cuFuncGetParamInfo.
+struct FakeParams {
+  std::vector<ParamSlot> slots;
+  std::size_t fail_at = SIZE_MAX;  // this index answers `failed`
+  std::size_t calls = 0;
+};
+
+ParamQuery fake_query(void* context, std::size_t index, std::size_t* offset, std::size_t* size) noexcept {
+  auto* params = static_cast<FakeParams*>(context);
+  ++params->calls;
+  if (index == params->fail_at) return ParamQuery::failed;
+  if (index >= params->slots.size()) return ParamQuery::past_end;
+  *offset = params->slots[index].offset;
+  *size = params->slots[index].size;
+  return ParamQuery::ok;
+}
+
+template <typename T>
+void put(std::vector<unsigned char>& buffer, std::size_t offset, const T& value) {
+  if (buffer.size() < offset + sizeof(T)) buffer.resize(offset + sizeof(T));
+  std::memcpy(buffer.data() + offset, &value, sizeof(T));
+}
+
+void* extra_key(std::uintptr_t key) { return reinterpret_cast<void*>(key); }
+
+struct Pair {  // a struct parameter holding a pointer after an int
+  std::int32_t n;
+  std::uint64_t pointer;
+  std::uint64_t other;
+};
+
+}  // namespace
+
+TEST_CASE("build_param_layout reads parameters until the driver says there are no more") {
+  FakeParams params{{{0, 8}, {8, 4}, {16, 24}}};
+  std::vector<ParamSlot> layout;
+  CHECK(build_param_layout({&params, &fake_query}, layout) == LayoutStatus::known);
+  CHECK(layout == params.slots);
+
+  FakeParams none{};
+  CHECK(build_param_layout({&none, &fake_query}, layout) == LayoutStatus::known);
+  CHECK(layout.empty());
+}
+
+TEST_CASE("build_param_layout ends the layout where the driver fails or answers nonsense") {
+  std::vector<ParamSlot> layout;
+  FakeParams fails_first{{{0, 8}}, 0};
+  CHECK(build_param_layout({&fails_first, &fake_query}, layout) == LayoutStatus::unknown);
+  CHECK(layout.empty());
+
+  FakeParams fails_later{{{0, 8}, {8, 8}, {16, 8}}, 2};
+  CHECK(build_param_layout({&fails_later, &fake_query}, layout) == LayoutStatus::known);
+  CHECK(layout.size() == 2);
+
+  FakeParams overlapping{{{0, 8}, {4, 8}}};
+  CHECK(build_param_layout({&overlapping, &fake_query}, layout) == LayoutStatus::known);
+  CHECK(layout.size() == 1);
+
+  FakeParams too_big{{{0, 8}, {8, kMaxParamBytes}}};
+  CHECK(build_param_layout({&too_big, &fake_query}, layout) == LayoutStatus::known);
+  CHECK(layout.size() == 1);
+
+  CHECK(build_param_layout({}, layout) == LayoutStatus::unknown);
+}
+
+TEST_CASE("kernelParams: pointers found in 8-byte parameters and inside structs, small ones skipped") {
+  FakeManaged managed = managed_ranges();
+  // f(int n, float* a, float* dev, Pair p, float* a_again, short s, float* b)
+  const std::int32_t n = 5;
+  const std::uint64_t a = kManagedA + 0x100;
+  const std::uint64_t dev = kDevice + 0x40;
+  const Pair pair{7, kManagedB + 0x2000, 0};
+  const std::uint64_t a_again = a;
+  const std::int16_t s = 1;
+  const std::uint64_t b = kManagedB;
+  const std::vector<ParamSlot> layout = {{0, 4}, {8, 8}, {16, 8}, {24, 24}, {48, 8}, {56, 2}, {64, 8}};
+  const void* args[] = {&n, &a, &dev, &pair, &a_again, &s, &b};
+
+  PointerCollector collector(managed);
+  scan_kernel_params(layout, args, collector);
+  const auto found = collector.found();
+  REQUIRE(found.size() == 3);
+  CHECK(found[0] == a);
+  CHECK(found[1] == kManagedB + 0x2000);  // the struct's member at +8
+  CHECK(found[2] == b);                   // a_again was a duplicate
+}
+
+TEST_CASE("A parameter narrower than 8 bytes never yields a pointer, whatever its bits") {
+  FakeManaged managed = managed_ranges();
+  // A 4-byte parameter whose neighbour bytes would form a managed address if read as a word.
+  const std::uint32_t low = static_cast<std::uint32_t>(kManagedA & 0xffffffffu);
+  const std::vector<ParamSlot> layout = {{0, 4}};
+  const void* args[] = {&low};
+  PointerCollector collector(managed);
+  scan_kernel_params(layout, args, collector);
+  CHECK(collector.found().empty());
+  CHECK(managed.lookups() == 0);
+}
+
+TEST_CASE("Struct parameters at 4-byte offsets are read at the buffer's 8-byte boundaries") {
+  FakeManaged managed = managed_ranges();
+  // f(int n, S s) with S = {int x; int y; uint64 ptr...} laid out from offset 4 with 4-byte alignment:
+  // only absolute offsets 8 and 16 hold whole aligned words inside s (bytes [4, 28)).
+  std::vector<unsigned char> s_bytes(24, 0);
+  put<std::uint64_t>(s_bytes, 4, kManagedA + 8);  // absolute offset 8
+  put<std::uint64_t>(s_bytes, 12, kManagedB);     // absolute offset 16
+  const std::int32_t n = 1;
+  const std::vector<ParamSlot> layout = {{0, 4}, {4, 24}};
+  const void* args[] = {&n, s_bytes.data()};
+  PointerCollector collector(managed);
+  scan_kernel_params(layout, args, collector);
+  const auto found = collector.found();
+  REQUIRE(found.size() == 2);
+  CHECK(found[0] == kManagedA + 8);
+  CHECK(found[1] == kManagedB);
+}
+
+TEST_CASE("Null kernelParams entries and null arrays are skipped") {
+  FakeManaged managed = managed_ranges();
+  const std::uint64_t a = kManagedA;
+  const std::vector<ParamSlot> layout = {{0, 8}, {8, 8}};
+  const void* args[] = {nullptr, &a};
+  PointerCollector collector(managed);
+  scan_kernel_params(layout, args, collector);
+  CHECK(collector.found().size() == 1);
+  scan_kernel_params(layout, nullptr, collector);
+  CHECK(collector.found().size() == 1);
+}
+
+TEST_CASE("Packed `extra` buffers (cuBLAS nvjet style) are scanned whole, word by word") {
+  FakeManaged managed = managed_ranges();
+  std::vector<unsigned char> buffer(200, 0);
+  put<std::uint64_t>(buffer, 0, kManagedA);         // A
+  put<std::uint64_t>(buffer, 8, kDevice);           // workspace: not managed
+  put<std::uint32_t>(buffer, 16, 1024);             // m
+  put<std::uint32_t>(buffer, 20, 1024);             // n
+  put<std::uint64_t>(buffer, 64, kManagedB + 16);   // B deep inside a descriptor struct
+  put<std::uint64_t>(buffer, 192, kManagedA + 64);  // C, last word
+  std::size_t size = buffer.size();
+  void* extra[] = {extra_key(CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT), buffer.data(),
+                   extra_key(CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT), &size,
+                   extra_key(CU_LAUNCH_PARAM_END_AS_INT)};
+
+  const PackedArguments packed = parse_launch_extra(extra);
+  CHECK(packed.buffer == buffer.data());
+  CHECK(packed.bytes == 200);
+
+  PointerCollector collector(managed);
+  scan_packed_buffer(packed.buffer, packed.bytes, collector);
+  const auto found = collector.found();
+  REQUIRE(found.size() == 3);
+  CHECK(found[0] == kManagedA);
+  CHECK(found[1] == kManagedB + 16);
+  CHECK(found[2] == kManagedA + 64);
+}
+
+TEST_CASE("parse_launch_extra: either order, and nothing without both pointer and size") {
+  unsigned char buffer[16] = {};
+  std::size_t size = sizeof(buffer);
+  void* size_first[] = {extra_key(CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT), &size,
+                        extra_key(CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT), buffer, nullptr};
+  CHECK(parse_launch_extra(size_first).buffer == buffer);
+  CHECK(parse_launch_extra(size_first).bytes == sizeof(buffer));
+
+  void* no_size[] = {extra_key(CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT), buffer, nullptr};
+  CHECK(parse_launch_extra(no_size).buffer == nullptr);
+  void* empty[] = {nullptr};
+  CHECK(parse_launch_extra(empty).buffer == nullptr);
+  CHECK(parse_launch_extra(nullptr).buffer == nullptr);
+}
+
+TEST_CASE("Packed buffers: a trailing partial word is not read, and the scan stops at the param limit") {
+  FakeManaged managed = managed_ranges();
+  std::vector<unsigned char> buffer(kMaxParamBytes + 64, 0);
+  put<std::uint64_t>(buffer, 8, kManagedA);
+  put<std::uint64_t>(buffer, kMaxParamBytes + 8, kManagedB);  // past the limit
+  PointerCollector collector(managed);
+  scan_packed_buffer(buffer.data(), 12, collector);  // words at 0 only (8..16 is partial)
+  CHECK(collector.found().empty());
+  scan_packed_buffer(buffer.data(), buffer.size(), collector);
+  REQUIRE(collector.found().size() == 1);
+  CHECK(collector.found()[0] == kManagedA);
+}
+
+TEST_CASE("Words outside the lookup's bounds are rejected without a lookup; duplicates looked up once") {
+  FakeManaged managed = managed_ranges();
+  managed.set_bounds({kManagedA, kManagedB + (64ull << 20)});
+  std::vector<unsigned char> buffer;
+  put<std::uint64_t>(buffer, 0, 0);                          // null
+  put<std::uint64_t>(buffer, 8, 42);                         // a small integer
+  put<std::uint64_t>(buffer, 16, kManagedA - 8);             // just below the bounds
+  put<std::uint64_t>(buffer, 24, kDevice);                   // above the bounds
+  put<std::uint64_t>(buffer, 32, kManagedA + 4);             // looked up: yes
+  put<std::uint64_t>(buffer, 40, kManagedA + 4);             // duplicate: no lookup
+  put<std::uint64_t>(buffer, 48, kManagedA + (1ull << 30));  // in bounds, between ranges: looked up, no
+  put<std::uint64_t>(buffer, 56, kManagedA + (1ull << 30));  // the same non-pointer: looked up again
+  PointerCollector collector(managed);
+  scan_packed_buffer(buffer.data(), buffer.size(), collector);
+  CHECK(collector.found().size() == 1);
+  CHECK(managed.lookups() == 3);
+  CHECK(collector.lookups() == 3);
+}
+
+TEST_CASE("scan_launch fills the launch: pointers, shape, key; kernelParams and extra agree") {
+  FakeManaged managed = managed_ranges();
+  const std::uint64_t a = kManagedA + 0x1000;
+  const std::uint64_t b = kManagedB + 0x80;
+  const std::int32_t n = 3;
+  const void* args[] = {&a, &n, &b};
+  ParamLayout layout;
+  layout.status = LayoutStatus::known;
+  layout.params = {{0, 8}, {8, 4}, {16, 8}};
+
+  LaunchArguments launch_args;
+  launch_args.function = 0xabc000;
+  launch_args.stream = 0x5000;
+  launch_args.grid = {64, 2, 1};
+  launch_args.block = {256, 1, 1};
+  launch_args.kernel_params = args;
+
+  core::KernelLaunch launch;
+  launch.correlation_id = 17;
+  launch.host_time = 1234;
+  const ScanOutcome outcome = scan_launch(launch_args, &layout, managed, launch);
+  CHECK(outcome.path == ScanPath::kernel_params);
+  CHECK(outcome.distinct_pointers == 2);
+  CHECK(launch.correlation_id == 17);  // left alone
+  CHECK(launch.host_time == 1234);
+  CHECK(launch.function == 0xabc000);
+  CHECK(launch.stream == 0x5000);
+  CHECK(launch.grid == std::array<std::uint32_t, 3>{64, 2, 1});
+  CHECK(launch.block == std::array<std::uint32_t, 3>{256, 1, 1});
+  CHECK(launch.pointer_count == 2);
+  CHECK_FALSE(launch.pointers_truncated);
+  CHECK(launch.pointers[0] == a);
+  CHECK(launch.pointers[1] == b);
+  CHECK(launch.pointers[2] == 0);
+  const std::uint64_t expected[] = {a, b};
+  CHECK(launch.execution_key == execution_key(0xabc000, {64, 2, 1}, {256, 1, 1}, expected));
+
+  // The same arguments packed into one buffer give the same pointers and the same key.
+  std::vector<unsigned char> packed;
+  put<std::uint64_t>(packed, 0, a);
+  put<std::int32_t>(packed, 8, n);
+  put<std::uint64_t>(packed, 16, b);
+  std::size_t size = packed.size();
+  void* extra[] = {extra_key(CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT), packed.data(),
+                   extra_key(CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT), &size, nullptr};
+  LaunchArguments packed_args = launch_args;
+  packed_args.kernel_params = nullptr;
+  packed_args.extra = extra;
+  core::KernelLaunch packed_launch;
+  CHECK(scan_launch(packed_args, nullptr, managed, packed_launch).path == ScanPath::packed_buffer);
+  CHECK(packed_launch.pointer_count == 2);
+  CHECK(packed_launch.execution_key == launch.execution_key);
+}
+
+TEST_CASE("scan_launch without a known layout scans nothing but still keys the launch") {
+  FakeManaged managed = managed_ranges();
+  const std::uint64_t a = kManagedA;
+  const void* args[] = {&a};
+  LaunchArguments launch_args;
+  launch_args.function = 0x1000;
+  launch_args.kernel_params = args;
+  ParamLayout unknown;  // status unknown
+  core::KernelLaunch launch;
+  CHECK(scan_launch(launch_args, &unknown, managed, launch).path == ScanPath::no_layout);
+  CHECK(scan_launch(launch_args, nullptr, managed, launch).path == ScanPath::no_layout);
+  CHECK(launch.pointer_count == 0);
+  CHECK(launch.execution_key == execution_key(0x1000, {}, {}, {}));
+
+  LaunchArguments no_args;
+  no_args.function = 0x1000;
+  CHECK(scan_launch(no_args, nullptr, managed, launch).path == ScanPath::none);
+}
+
+TEST_CASE("More managed pointers than KernelLaunch holds: truncated, but all of them keyed") {
+  FakeManaged managed = managed_ranges();
+  constexpr std::size_t kCount = core::KernelLaunch::kMaxPointers + 6;
+  std::vector<unsigned char> buffer;
+  for (std::size_t i = 0; i < kCount; ++i) put<std::uint64_t>(buffer, 8 * i, kManagedA + 0x1000 * i);
+  std::size_t size = buffer.size();
+  void* extra[] = {extra_key(CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT), buffer.data(),
+                   extra_key(CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT), &size, nullptr};
+  LaunchArguments args;
+  args.function = 0x2000;
+  args.extra = extra;
+  core::KernelLaunch launch;
+  const ScanOutcome outcome = scan_launch(args, nullptr, managed, launch);
+  CHECK(outcome.distinct_pointers == kCount);
+  CHECK(launch.pointer_count == core::KernelLaunch::kMaxPointers);
+  CHECK(launch.pointers_truncated);
+  CHECK(launch.pointers[core::KernelLaunch::kMaxPointers - 1] ==
+        kManagedA + 0x1000 * (core::KernelLaunch::kMaxPointers - 1));
+
+  // Changing only a pointer past the 24 kept ones still changes the key.
+  core::KernelLaunch other;
+  put<std::uint64_t>(buffer, 8 * (kCount - 1), kManagedB);
+  scan_launch(args, nullptr, managed, other);
+  CHECK(other.execution_key != launch.execution_key);
+}
+
+TEST_CASE("Past the collector's capacity pointers are counted as overflow and truncate") {
+  FakeManaged managed = managed_ranges();
+  constexpr std::size_t kCount = PointerCollector::kCapacity + 3;
+  std::vector<unsigned char> buffer;
+  for (std::size_t i = 0; i < kCount; ++i) put<std::uint64_t>(buffer, 8 * i, kManagedA + 0x100 * i);
+  PointerCollector collector(managed);
+  scan_packed_buffer(buffer.data(), buffer.size(), collector);
+  CHECK(collector.found().size() == PointerCollector::kCapacity);
+  CHECK(collector.overflow() == 3);
+}
+
+TEST_CASE("execution_key depends on the function, the shape, and the pointers and their order") {
+  const std::uint64_t p[] = {kManagedA, kManagedB};
+  const std::uint64_t swapped[] = {kManagedB, kManagedA};
+  const std::uint64_t key = execution_key(1, {1, 1, 1}, {32, 1, 1}, p);
+  CHECK(key == execution_key(1, {1, 1, 1}, {32, 1, 1}, p));
+  CHECK(key != execution_key(2, {1, 1, 1}, {32, 1, 1}, p));
+  CHECK(key != execution_key(1, {2, 1, 1}, {32, 1, 1}, p));
+  CHECK(key != execution_key(1, {1, 1, 1}, {64, 1, 1}, p));
+  CHECK(key != execution_key(1, {1, 1, 1}, {32, 1, 1}, swapped));
+  CHECK(key != execution_key(1, {1, 1, 1}, {32, 1, 1}, std::span<const std::uint64_t>(p, 1)));
+  CHECK(key != execution_key(1, {1, 1, 1}, {32, 1, 1}, p, 1));
+  // grid and block are not interchangeable
+  CHECK(execution_key(1, {32, 1, 1}, {1, 1, 1}, p) != execution_key(1, {1, 1, 1}, {32, 1, 1}, p));
+}
+
+// ---- LayoutCache ----
+
+namespace {
+void fill_known(ParamLayout& layout, std::size_t params) {
+  layout.status = LayoutStatus::known;
+  layout.source = LayoutSource::function;
+  for (std::size_t i = 0; i < params; ++i) layout.params.push_back({static_cast<std::uint32_t>(8 * i), 8});
+}
+}  // namespace
+
+TEST_CASE("LayoutCache computes a function's layout once and then finds it") {
+  LayoutCache cache(64);
+  int computed = 0;
+  auto compute = [&](ParamLayout& layout) {
+    ++computed;
+    fill_known(layout, 3);
+  };
+  const auto first = cache.get(0x1000, compute);
+  REQUIRE(first.layout != nullptr);
+  CHECK(first.computed);
+  CHECK(first.first_sight);
+  CHECK(first.layout->function == 0x1000);
+  CHECK(first.layout->params.size() == 3);
+  const auto second = cache.get(0x1000, compute);
+  CHECK(second.layout == first.layout);
+  CHECK_FALSE(second.computed);
+  CHECK_FALSE(second.first_sight);
+  CHECK(computed == 1);
+  CHECK(cache.size() == 1);
+
+  CHECK(cache.get(0, compute).layout == nullptr);  // the null handle is never cached
+  CHECK(computed == 1);
+}
+
+TEST_CASE("LayoutCache: after invalidate_all each function is recomputed once, old pointers stay valid") {
+  LayoutCache cache(64);
+  std::size_t params = 2;
+  auto compute = [&](ParamLayout& layout) { fill_known(layout, params); };
+  const ParamLayout* before = cache.get(0x2000, compute).layout;
+  cache.invalidate_all();
+  params = 5;  // the handle now names another function
+  const auto after = cache.get(0x2000, compute);
+  CHECK(after.computed);
+  CHECK(after.first_sight);
+  CHECK(after.layout != before);
+  CHECK(after.layout->params.size() == 5);
+  CHECK(before->params.size() == 2);  // still readable by a launch that holds it
+  CHECK_FALSE(cache.get(0x2000, compute).computed);
+  CHECK(cache.size() == 1);
+}
+
+TEST_CASE("LayoutCache retries an unknown layout a few times, naming the function only once") {
+  LayoutCache cache(64);
+  int computed = 0;
+  auto unknown = [&](ParamLayout& layout) {
+    ++computed;
+    layout.status = LayoutStatus::unknown;
+  };
+  int first_sights = 0;
+  for (int i = 0; i < 10; ++i) first_sights += cache.get(0x3000, unknown).first_sight ? 1 : 0;
+  CHECK(computed == static_cast<int>(LayoutCache::kMaxAttempts));
+  CHECK(first_sights == 1);
+
+  // A lazily loaded function that answers on its second launch.
+  int tries = 0;
+  auto answers_late = [&](ParamLayout& layout) {
+    if (++tries == 1) {
+      layout.status = LayoutStatus::unknown;
+    } else {
+      fill_known(layout, 1);
+    }
+  };
+  CHECK(cache.get(0x4000, answers_late).layout->status == LayoutStatus::unknown);
+  const auto second = cache.get(0x4000, answers_late);
+  CHECK(second.layout->status == LayoutStatus::known);
+  CHECK(second.computed);
+  CHECK_FALSE(second.first_sight);
+  CHECK_FALSE(cache.get(0x4000, answers_late).computed);
+  CHECK(tries == 2);
+}
+
+TEST_CASE("LayoutCache keeps working past its capacity (overflow map)") {
+  LayoutCache cache(16);
+  auto compute_for = [](std::uint64_t f) {
+    return [f](ParamLayout& layout) { fill_known(layout, static_cast<std::size_t>(f % 7)); };
+  };
+  for (std::uint64_t f = 1; f <= 100; ++f) CHECK(cache.get(f * 0x1000, compute_for(f)).computed);
+  CHECK(cache.size() == 100);
+  for (std::uint64_t f = 1; f <= 100; ++f) {
+    const auto lookup = cache.get(f * 0x1000, compute_for(f));
+    CHECK_FALSE(lookup.computed);
+    CHECK(lookup.layout->function == f * 0x1000);
+    CHECK(lookup.layout->params.size() == f % 7);
+  }
+  cache.invalidate_all();
+  for (std::uint64_t f = 1; f <= 100; ++f) CHECK(cache.get(f * 0x1000, compute_for(f)).first_sight);
+  CHECK(cache.size() == 100);
+}
+
+TEST_CASE("LayoutCache under concurrent launches: one first sight per function, right layouts") {
+  LayoutCache cache(1024);
+  constexpr std::uint64_t kFunctions = 500;
+  std::atomic<int> first_sights{0};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 4; ++round) {
+        for (std::uint64_t i = 0; i < kFunctions; ++i) {
+          const std::uint64_t f = ((i * 7919 + static_cast<std::uint64_t>(t) * 31) % kFunctions + 1) << 12;
+          const auto lookup = cache.get(f, [f](ParamLayout& layout) { fill_known(layout, (f >> 12) % 5); });
+          if (lookup.first_sight) first_sights.fetch_add(1);
+          if (lookup.layout == nullptr || lookup.layout->function != f ||
+              lookup.layout->params.size() != (f >> 12) % 5) {
+            wrong.fetch_add(1);
+          }
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(wrong.load() == 0);
+  CHECK(first_sights.load() == static_cast<int>(kFunctions));
+  CHECK(cache.size() == kFunctions);
+}

@@ -1,0 +1,571 @@
+// The compact trace file: round trips of every record, metadata, forward compatibility, every
+// class of damage a reader must name, and reading speed.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "deepum/core/trace_file.hpp"
+
+using namespace deepum::core;
+
+namespace {
+
+std::span<const std::byte> bytes_of(const std::string& text) { return std::as_bytes(std::span(text)); }
+
+// A file under the temp directory, removed when the test ends.
+struct TempFile {
+  std::filesystem::path path;
+  explicit TempFile(const std::string& stem)
+      : path(std::filesystem::temp_directory_path() / (stem + "." + std::to_string(getpid()) + ".trace")) {}
+  ~TempFile() { std::filesystem::remove(path); }
+  std::string str() const { return path.string(); }
+};
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// Little-endian fields, for files built by hand as docs/trace-format.md describes them.
+struct Bytes {
+  std::string data;
+  Bytes& u8(std::uint64_t v) { return put(v, 1); }
+  Bytes& u16(std::uint64_t v) { return put(v, 2); }
+  Bytes& u32(std::uint64_t v) { return put(v, 4); }
+  Bytes& u64(std::uint64_t v) { return put(v, 8); }
+  Bytes& text(std::string_view s) {
+    data += s;
+    return *this;
+  }
+  Bytes& put(std::uint64_t v, int width) {
+    for (int i = 0; i < width; ++i) data += static_cast<char>((v >> (8 * i)) & 0xff);
+    return *this;
+  }
+};
+
+// Builds a trace file byte by byte, independently of TraceWriter.
+struct TraceBuilder {
+  Bytes file;
+  std::uint64_t records = 0;
+
+  explicit TraceBuilder(std::uint32_t major = 1, std::uint32_t minor = 0) {
+    file.text("DEEPUMTR").u32(major).u32(minor).u32(0).u32(1).u32(4).text("tool").u32(4).text("test");
+  }
+  TraceBuilder& record(std::uint8_t type, const std::string& payload) {
+    file.u8(type).u32(payload.size()).text(payload);
+    ++records;
+    return *this;
+  }
+  std::string finish(std::optional<std::uint64_t> count = {}) const {
+    Bytes end = file;
+    end.u8(0xFF).u32(16).u64(count.value_or(records)).u64(fnv1a64(bytes_of(file.data)));
+    return end.data;
+  }
+};
+
+std::string page_fault_payload(std::uint64_t address) {
+  return Bytes().u64(100).u64(200).u64(address).u64(3).u32(0).u8(1).data;
+}
+
+KernelLaunch sample_launch(std::uint64_t correlation, std::uint16_t pointers) {
+  KernelLaunch launch;
+  launch.correlation_id = correlation;
+  launch.execution_key = 0xfeedface00000000ull + correlation;
+  launch.function = 0x7f0000001000ull;
+  launch.stream = 0x55550000ull;
+  launch.host_time = 1'000'000 + correlation * 10;
+  launch.grid = {1024, 2, 3};
+  launch.block = {256, 1, 1};
+  launch.pointer_count = pointers;
+  for (std::uint16_t i = 0; i < pointers; ++i) launch.pointers[i] = 0x7000'0000'0000ull + i * kBlockBytes;
+  return launch;
+}
+
+void check_same(const KernelLaunch& a, const KernelLaunch& b) {
+  CHECK(a.correlation_id == b.correlation_id);
+  CHECK(a.execution_key == b.execution_key);
+  CHECK(a.function == b.function);
+  CHECK(a.stream == b.stream);
+  CHECK(a.host_time == b.host_time);
+  CHECK(a.grid == b.grid);
+  CHECK(a.block == b.block);
+  CHECK(a.pointer_count == b.pointer_count);
+  CHECK(a.pointers_truncated == b.pointers_truncated);
+  CHECK(a.pointers == b.pointers);
+}
+
+// One record of every type, in a known order.
+struct Sample {
+  TraceMetadata metadata{{std::string(trace_metadata::kDeviceName), "NVIDIA H100 80GB HBM3"},
+                         {std::string(trace_metadata::kDeviceTotalMemory), "85520809984"},
+                         {std::string(trace_metadata::kCommandLine), "python train.py --batch 64"},
+                         {"empty", ""}};
+  KernelLaunch launch0 = sample_launch(7, 0);
+  KernelLaunch launch3 = sample_launch(8, 3);
+  KernelLaunch launch_full = sample_launch(9, KernelLaunch::kMaxPointers);
+  KernelExecution execution{7, 2'000'000, 2'500'000, 13, 1};
+  PageFault fault{3'000'000, 3'000'900, 0x7000'0020'0000ull, 17, FaultAccess::write, 1};
+  Migration h2d{3'100'000,
+                3'200'000,
+                0x7000'0020'0000ull,
+                kBlockBytes,
+                MigrationDirection::host_to_device,
+                MigrationCause::coherence};
+  Migration d2h{3'300'000,
+                3'400'000,
+                0x7000'0000'0000ull,
+                4096,
+                MigrationDirection::device_to_host,
+                MigrationCause::eviction};
+  RangeEvent allocated{RangeEvent::Kind::allocated, 500, 0x7000'0000'0000ull, 64 * kBlockBytes};
+  RangeEvent freed{RangeEvent::Kind::freed, 9'000'500, 0x7000'0000'0000ull, 64 * kBlockBytes};
+  Hint prefetch{Hint::Kind::prefetch_to_gpu, 1'500'000, 0x7000'0040'0000ull, 2 * kBlockBytes};
+  Hint discard{Hint::Kind::discard, 1'600'000, 0x7000'0080'0000ull, kBlockBytes};
+  ResidentSample resident{4'000'000, 6 * kBlockBytes, 123456789};
+
+  Sample() { launch_full.pointers_truncated = true; }
+
+  void write_to(TraceWriter& writer) const {
+    REQUIRE(writer.write_metadata(metadata));
+    REQUIRE(writer.write(allocated));
+    REQUIRE(writer.define_function(launch0.function, "void gemm<float>(float const*, float*)"));
+    REQUIRE(writer.write(launch0));
+    REQUIRE(writer.write(launch3));
+    REQUIRE(writer.write(launch_full));
+    REQUIRE(writer.write(prefetch));
+    REQUIRE(writer.write(discard));
+    REQUIRE(writer.write(execution));
+    REQUIRE(writer.write(fault));
+    REQUIRE(writer.write(h2d));
+    REQUIRE(writer.write(d2h));
+    REQUIRE(writer.write(resident));
+    REQUIRE(writer.write(freed));
+  }
+  static constexpr std::uint64_t kRecords = 13;
+
+  std::string bytes() const {
+    std::ostringstream out;
+    TraceWriter writer;
+    REQUIRE(writer.open(out, "sample"));
+    write_to(writer);
+    REQUIRE(writer.finish());
+    CHECK(writer.records_written() == kRecords);
+    return out.str();
+  }
+};
+
+void check_sample(const Trace& trace, const Sample& s) {
+  CHECK(trace.header.major_version == 1);
+  CHECK(trace.header.minor_version == 0);
+  CHECK(trace.header.metadata == s.metadata);
+  REQUIRE(trace.function_names.size() == 1);
+  CHECK(trace.function_names.at(s.launch0.function) == "void gemm<float>(float const*, float*)");
+  REQUIRE(trace.launches.size() == 3);
+  check_same(trace.launches[0], s.launch0);
+  check_same(trace.launches[1], s.launch3);
+  check_same(trace.launches[2], s.launch_full);
+  REQUIRE(trace.executions.size() == 1);
+  CHECK(trace.executions[0].correlation_id == 7);
+  CHECK(trace.executions[0].start == 2'000'000);
+  CHECK(trace.executions[0].end == 2'500'000);
+  CHECK(trace.executions[0].stream_id == 13);
+  CHECK(trace.executions[0].device == 1);
+  REQUIRE(trace.faults.size() == 1);
+  CHECK(trace.faults[0].start == s.fault.start);
+  CHECK(trace.faults[0].end == s.fault.end);
+  CHECK(trace.faults[0].address == s.fault.address);
+  CHECK(trace.faults[0].fault_count == 17);
+  CHECK(trace.faults[0].access == FaultAccess::write);
+  CHECK(trace.faults[0].device == 1);
+  REQUIRE(trace.migrations.size() == 2);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Migration& expected = i == 0 ? s.h2d : s.d2h;
+    CHECK(trace.migrations[i].start == expected.start);
+    CHECK(trace.migrations[i].end == expected.end);
+    CHECK(trace.migrations[i].address == expected.address);
+    CHECK(trace.migrations[i].bytes == expected.bytes);
+    CHECK(trace.migrations[i].direction == expected.direction);
+    CHECK(trace.migrations[i].cause == expected.cause);
+  }
+  REQUIRE(trace.ranges.size() == 2);
+  CHECK(trace.ranges[0].kind == RangeEvent::Kind::allocated);
+  CHECK(trace.ranges[1].kind == RangeEvent::Kind::freed);
+  CHECK(trace.ranges[1].time == 9'000'500);
+  CHECK(trace.ranges[1].address == s.freed.address);
+  CHECK(trace.ranges[1].bytes == s.freed.bytes);
+  REQUIRE(trace.hints.size() == 2);
+  CHECK(trace.hints[0].kind == Hint::Kind::prefetch_to_gpu);
+  CHECK(trace.hints[0].time == s.prefetch.time);
+  CHECK(trace.hints[0].address == s.prefetch.address);
+  CHECK(trace.hints[0].bytes == s.prefetch.bytes);
+  CHECK(trace.hints[1].kind == Hint::Kind::discard);
+  REQUIRE(trace.resident_samples.size() == 1);
+  CHECK(trace.resident_samples[0].time == 4'000'000);
+  CHECK(trace.resident_samples[0].estimated_resident_bytes == 6 * kBlockBytes);
+  CHECK(trace.resident_samples[0].measured_used_bytes == 123456789);
+  CHECK(trace.skipped_records == 0);
+}
+
+std::string read_error(const std::string& bytes, const std::string& name = "damaged.trace") {
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes), name);
+  CHECK_FALSE(result);
+  return result.error;
+}
+
+}  // namespace
+
+TEST_CASE("every record type and the metadata round-trip through memory") {
+  const Sample sample;
+  const std::string bytes = sample.bytes();
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
+  REQUIRE_MESSAGE(result, result.error);
+  check_sample(*result.trace, sample);
+}
+
+TEST_CASE("a trace round-trips through a file on disk and keeps its record order") {
+  const Sample sample;
+  TempFile file("roundtrip");
+  {
+    TraceWriter writer;
+    REQUIRE(writer.open(file.str()));
+    sample.write_to(writer);
+    REQUIRE(writer.finish());
+  }
+  const TraceReadResult result = read_trace(file.str());
+  REQUIRE_MESSAGE(result, result.error);
+  check_sample(*result.trace, sample);
+
+  TraceReader reader;
+  REQUIRE(reader.open(file.str()));
+  CHECK(reader.header().metadata.at("empty").empty());
+  std::vector<std::size_t> kinds;
+  while (std::optional<TraceRecord> record = reader.next()) kinds.push_back(record->index());
+  CHECK_MESSAGE(reader.finished(), reader.error());
+  CHECK(reader.records_read() == Sample::kRecords);
+  // range, function name, 3 launches, 2 hints, execution, fault, 2 migrations, sample, range
+  CHECK(kinds == std::vector<std::size_t>{5, 0, 1, 1, 1, 6, 6, 2, 3, 4, 4, 7, 5});
+  CHECK_FALSE(reader.next());
+}
+
+TEST_CASE("a function is named once, however often it is defined") {
+  std::ostringstream out;
+  TraceWriter writer;
+  REQUIRE(writer.open(out));
+  CHECK(writer.define_function(1, "first"));
+  CHECK(writer.define_function(1, "second"));
+  CHECK(writer.define_function(2, ""));
+  CHECK(writer.records_written() == 2);
+  REQUIRE(writer.finish());
+  const std::string bytes = out.str();
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
+  REQUIRE_MESSAGE(result, result.error);
+  CHECK(result.trace->function_names.at(1) == "first");
+  CHECK(result.trace->function_names.at(2).empty());
+  CHECK(result.trace->header.metadata.empty());
+}
+
+TEST_CASE("a launch claiming more pointers than it holds keeps kMaxPointers and is marked truncated") {
+  KernelLaunch launch = sample_launch(1, KernelLaunch::kMaxPointers);
+  launch.pointer_count = 200;
+  std::ostringstream out;
+  TraceWriter writer;
+  REQUIRE(writer.open(out));
+  REQUIRE(writer.write(launch));
+  REQUIRE(writer.finish());
+  const std::string bytes = out.str();
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
+  REQUIRE_MESSAGE(result, result.error);
+  CHECK(result.trace->launches.at(0).pointer_count == KernelLaunch::kMaxPointers);
+  CHECK(result.trace->launches.at(0).pointers_truncated);
+  CHECK(result.trace->launches.at(0).pointers == launch.pointers);
+}
+
+TEST_CASE("an empty trace is valid") {
+  std::ostringstream out;
+  TraceWriter writer;
+  REQUIRE(writer.open(out));
+  REQUIRE(writer.finish());
+  CHECK(writer.finish());  // finishing twice is harmless
+  const std::string bytes = out.str();
+  CHECK(bytes.size() == 24 + 21);  // fixed header and end record
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
+  REQUIRE_MESSAGE(result, result.error);
+  CHECK(result.trace->launches.empty());
+  CHECK(summarize(*result.trace).find("time span: none") != std::string::npos);
+}
+
+TEST_CASE("TraceWriter reports misuse and I/O errors through error(), never by throwing") {
+  SUBCASE("nothing open") {
+    TraceWriter writer;
+    CHECK_FALSE(writer.write(Hint{}));
+    CHECK(writer.error() == "no trace is open");
+  }
+  SUBCASE("metadata after a record") {
+    std::ostringstream out;
+    TraceWriter writer;
+    REQUIRE(writer.open(out));
+    REQUIRE(writer.write(Hint{}));
+    CHECK_FALSE(writer.write_metadata({{"k", "v"}}));
+    CHECK(writer.error() == "write_metadata() must come before the first record");
+  }
+  SUBCASE("a record after finish") {
+    std::ostringstream out;
+    TraceWriter writer;
+    REQUIRE(writer.open(out));
+    REQUIRE(writer.finish());
+    CHECK_FALSE(writer.write(Hint{}));
+    CHECK(writer.error() == "the trace is already finished");
+  }
+  SUBCASE("a path that cannot be opened") {
+    TraceWriter writer;
+    CHECK_FALSE(writer.open("/nonexistent-deepum-dir/run.trace"));
+    CHECK(writer.error().find("cannot open /nonexistent-deepum-dir/run.trace for writing") == 0);
+    CHECK(writer.error().find("No such file or directory") != std::string::npos);
+  }
+  SUBCASE("a full disk") {
+    if (!std::filesystem::exists("/dev/full")) return;
+    TraceWriter writer;
+    REQUIRE(writer.open("/dev/full"));
+    bool all_written = true;
+    for (int i = 0; i < 20000 && all_written; ++i) all_written = writer.write(sample_launch(1, 24));
+    CHECK_FALSE(all_written);  // the first 1 MiB flush fails
+    CHECK_FALSE(writer.finish());
+    CHECK(writer.error() == "writing /dev/full: No space left on device");
+  }
+}
+
+TEST_CASE("a forked child leaves its parent's trace alone") {
+  TempFile file("fork");
+  TraceWriter writer;
+  REQUIRE(writer.open(file.str()));
+  REQUIRE(writer.write(Hint{}));
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    writer.write(Hint{});
+    writer.finish();  // would append the buffered records and an end record to the shared file
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(writer.write(ResidentSample{}));
+  REQUIRE(writer.finish());
+  const TraceReadResult result = read_trace(file.str());
+  REQUIRE_MESSAGE(result, result.error);
+  CHECK(result.trace->hints.size() == 1);
+  CHECK(result.trace->resident_samples.size() == 1);
+}
+
+TEST_CASE("records of a newer minor revision are skipped by their length") {
+  TraceBuilder newer(1, 3);
+  newer.record(0x40, std::string(std::size_t{5} << 20, 'x'));  // unknown here, and longer than a read chunk
+  newer.record(0x04, page_fault_payload(0xabc) + "appended field");           // a longer page_fault
+  newer.record(0x05, Bytes().u64(1).u64(2).u64(3).u64(4).u8(0).u8(42).data);  // a cause added later
+  const std::string bytes = newer.finish();
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
+  REQUIRE_MESSAGE(result, result.error);
+  CHECK(result.trace->header.minor_version == 3);
+  CHECK(result.trace->header.metadata.at("tool") == "test");
+  CHECK(result.trace->skipped_records == 1);
+  REQUIRE(result.trace->faults.size() == 1);
+  CHECK(result.trace->faults[0].address == 0xabc);
+  CHECK(result.trace->faults[0].access == FaultAccess::read);
+  REQUIRE(result.trace->migrations.size() == 1);
+  CHECK(result.trace->migrations[0].cause == MigrationCause::unknown);
+  CHECK(summarize(*result.trace).find("1 of newer types skipped") != std::string::npos);
+
+  TempFile file("newer");  // the file reader skips across its chunk refills too
+  write_file(file.str(), bytes);
+  const TraceReadResult from_file = read_trace(file.str());
+  REQUIRE_MESSAGE(from_file, from_file.error);
+  CHECK(from_file.trace->faults.size() == 1);
+}
+
+TEST_CASE("damaged or foreign files are rejected with the file, offset, record and problem named") {
+  const std::string good = Sample().bytes();
+
+  SUBCASE("not a trace") {
+    CHECK(read_error("PK\x03\x04 a zip file, not a trace") ==
+          "damaged.trace: byte offset 0: not a deepum trace (it does not start with \"DEEPUMTR\")");
+  }
+  SUBCASE("a newer major version") {
+    CHECK(
+        read_error(TraceBuilder(2, 0).finish()) ==
+        "damaged.trace: byte offset 8: unsupported trace version 2.0: this deepum reads version 1.x; a newer "
+        "deepum wrote it, so read it with that one");
+  }
+  SUBCASE("an empty file") {
+    CHECK(read_error("") ==
+          "damaged.trace: truncated: the file ends at byte offset 0, inside the 24-byte header; was the "
+          "program "
+          "killed before deepum finished the trace?");
+  }
+  SUBCASE("cut inside the metadata") {
+    const std::string error = read_error(good.substr(0, 40));
+    CHECK(
+        error.find("truncated: the file ends at byte offset 40, inside metadata entry 0 of 4 at byte offset "
+                   "24") != std::string::npos);
+  }
+  SUBCASE("missing its end record") {
+    const std::string cut = good.substr(0, good.size() - 21);
+    CHECK(read_error(cut) == "damaged.trace: truncated: the file ends after 13 records at byte offset " +
+                                 std::to_string(cut.size()) +
+                                 "; was the program killed before deepum finished the trace?");
+  }
+  SUBCASE("cut inside a record") {
+    TraceBuilder builder;
+    builder.record(0x04, page_fault_payload(1));
+    const std::string cut = builder.finish().substr(0, builder.file.data.size() - 10);
+    CHECK(read_error(cut) ==
+          "damaged.trace: truncated: the file ends after 0 records at byte offset " +
+              std::to_string(cut.size()) + ", inside record 0 (page_fault), which starts at byte offset " +
+              std::to_string(builder.file.data.size() - 42) +
+              " and needs 42 bytes; was the program killed before deepum finished the trace?");
+  }
+  SUBCASE("a record length that does not fit its type") {
+    TraceBuilder builder;
+    builder.record(0x03, std::string(32, '\0'));
+    builder.record(0x04, page_fault_payload(1).substr(1));
+    const std::string error = read_error(builder.finish());
+    CHECK(error == "damaged.trace: record 1 (page_fault) at byte offset " +
+                       std::to_string(builder.file.data.size() - 41) +
+                       ": payload length 36 does not fit its type: a page_fault payload is 37 bytes");
+  }
+  SUBCASE("a launch whose pointer list does not fit its length") {
+    TraceBuilder builder;
+    builder.record(
+        0x02,
+        Bytes().u64(1).u64(2).u64(3).u64(4).u64(5).text(std::string(24, '\0')).u16(2).u8(0).u64(9).data);
+    CHECK(read_error(builder.finish())
+              .find("record 0 (kernel_launch) at byte offset 40: payload length 75 does not "
+                    "fit its type: a kernel_launch payload with 2 pointers is 83 bytes") !=
+          std::string::npos);
+  }
+  SUBCASE("more pointers than a launch holds") {
+    TraceBuilder builder;
+    builder.record(0x02,
+                   Bytes().u64(1).u64(2).u64(3).u64(4).u64(5).text(std::string(24, '\0')).u16(25).u8(0).data +
+                       std::string(200, '\0'));
+    CHECK(read_error(builder.finish()).find("pointer_count 25 is more than the 24 pointers a launch holds") !=
+          std::string::npos);
+  }
+  SUBCASE("an unknown record type in a revision that has none") {
+    TraceBuilder builder;
+    builder.record(0x04, page_fault_payload(1));
+    builder.record(0x40, "??");
+    CHECK(read_error(builder.finish()) ==
+          "damaged.trace: record 1 (unknown) at byte offset 82: unknown record type "
+          "0x40; version 1.0 has no such type, so the file is corrupt");
+  }
+  SUBCASE("an enum value out of range") {
+    TraceBuilder builder;
+    builder.record(0x05, Bytes().u64(1).u64(2).u64(3).u64(4).u8(7).u8(0).data);
+    CHECK(read_error(builder.finish())
+              .find("record 0 (migration) at byte offset 40: direction 7 is not a migration "
+                    "direction") != std::string::npos);
+  }
+  SUBCASE("a flipped bit") {
+    std::string corrupt = good;
+    const std::size_t at = good.size() - 30;  // inside the last record's byte count
+    corrupt[at] = static_cast<char>(corrupt[at] ^ 0x10);
+    const std::string error = read_error(corrupt);
+    CHECK(error.find("damaged.trace: record 13 (end) at byte offset " + std::to_string(good.size() - 21) +
+                     ": checksum mismatch: the end record says 0x") == 0);
+    CHECK(error.find("the file is corrupt") != std::string::npos);
+  }
+  SUBCASE("a record count that does not match") {
+    TraceBuilder builder;
+    builder.record(0x04, page_fault_payload(1));
+    CHECK(read_error(builder.finish(5)) ==
+          "damaged.trace: record 1 (end) at byte offset 82: record count mismatch: "
+          "the end record says 5 records, the file holds 1");
+  }
+  SUBCASE("bytes after the end record") {
+    CHECK(read_error(good + "xyz") == "damaged.trace: byte offset " + std::to_string(good.size()) +
+                                          ": 3 unexpected bytes after the end record");
+  }
+  SUBCASE("a file that does not exist") {
+    const TraceReadResult result = read_trace("/nonexistent-deepum-dir/run.trace");
+    CHECK(result.error == "/nonexistent-deepum-dir/run.trace: cannot open: No such file or directory");
+  }
+  SUBCASE("the file name is the path") {
+    TempFile file("truncated");
+    write_file(file.str(), good.substr(0, good.size() - 1));
+    CHECK(read_trace(file.str())
+              .error.find(file.str() + ": truncated: the file ends after 13 records at byte offset " +
+                          std::to_string(good.size() - 1) + ", inside record 13 (end)") == 0);
+  }
+}
+
+TEST_CASE("summarize counts records, functions, migrated bytes and faults") {
+  const std::string bytes = Sample().bytes();
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
+  REQUIRE_MESSAGE(result, result.error);
+  const std::string summary = summarize(*result.trace);
+  MESSAGE(summary);
+  CHECK(summary.find("format 1.0") != std::string::npos);
+  CHECK(summary.find("device_name: NVIDIA H100 80GB HBM3") != std::string::npos);
+  CHECK(summary.find(
+            "3 kernel launches, 1 kernel executions, 1 page fault groups, 2 migrations, 2 range events, "
+            "2 hints, 1 resident samples, 1 function names") != std::string::npos);
+  CHECK(summary.find("time span: 0.009000 s (timestamps 500 to 9000500 ns)") != std::string::npos);
+  CHECK(summary.find("functions: 1 distinct launched, 1 named") != std::string::npos);
+  CHECK(summary.find("migrated: 2.00 MiB host to device in 1 migrations, 4.00 KiB device to host in 1") !=
+        std::string::npos);
+  CHECK(summary.find("faults: 17 in 1 groups") != std::string::npos);
+}
+
+TEST_CASE("a 200k-launch trace reads back completely and quickly") {
+  constexpr std::uint64_t kLaunches = 200'000;
+  TempFile file("large");
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    TraceWriter writer;
+    REQUIRE(writer.open(file.str()));
+    REQUIRE(writer.write_metadata({{"command_line", "synthetic"}}));
+    for (std::uint64_t i = 0; i < kLaunches; ++i) {
+      KernelLaunch launch = sample_launch(i, static_cast<std::uint16_t>(i % 8));
+      launch.function = i % 64;
+      if (i < 64) REQUIRE(writer.define_function(launch.function, "kernel_" + std::to_string(i)));
+      REQUIRE(writer.write(launch));
+      REQUIRE(writer.write(KernelExecution{i, launch.host_time + 5, launch.host_time + 9, 7, 0}));
+    }
+    REQUIRE(writer.finish());
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  const TraceReadResult result = read_trace(file.str());
+  const auto t2 = std::chrono::steady_clock::now();
+  REQUIRE_MESSAGE(result, result.error);
+  CHECK(result.trace->launches.size() == kLaunches);
+  CHECK(result.trace->executions.size() == kLaunches);
+  CHECK(result.trace->function_names.size() == 64);
+  CHECK(result.trace->launches.back().correlation_id == kLaunches - 1);
+  CHECK(result.trace->launches.back().pointer_count == (kLaunches - 1) % 8);
+
+  TraceReader reader;
+  REQUIRE(reader.open(file.str()));
+  std::uint64_t launches = 0, pointers = 0;
+  while (std::optional<TraceRecord> record = reader.next()) {
+    if (const auto* launch = std::get_if<KernelLaunch>(&*record)) {
+      ++launches;
+      pointers += launch->pointer_count;
+    }
+  }
+  const auto t3 = std::chrono::steady_clock::now();
+  REQUIRE_MESSAGE(reader.finished(), reader.error());
+  CHECK(launches == kLaunches);
+  CHECK(pointers == kLaunches / 8 * 28);
+
+  const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  MESSAGE("200k launches + 200k executions, " << std::filesystem::file_size(file.path) / 1024
+                                              << " KiB: write " << ms(t1 - t0) << " ms, read_trace "
+                                              << ms(t2 - t1) << " ms, TraceReader " << ms(t3 - t2) << " ms");
+  CHECK(ms(t3 - t2) < 10'000);  // generous for sanitizer builds; a release build takes well under a second
+}
