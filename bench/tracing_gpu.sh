@@ -4,12 +4,13 @@
 # table last.
 #   overhead  build, ctest (gpu tests included), then tracing cost with nothing oversubscribed:
 #             GPT-2 124M and ResNet-50 natively, under deepum with tracing off, with tracing full
+#   cost      what tracing costs on ResNet-50, part by part (launch callbacks, activity, flush period)
 #   oversub   GPT-2 124M natively (its footprint), then under deepum with the resident limit at
 #             1/1.5, 1/2 and 1/3 of that footprint (reactive eviction, no prefetching)
 # Safety: the allocation limit is half of the GPU's free memory in every deepum run, and every
 # workload's footprint is far below it.
 set -uo pipefail
-phase=${1:?usage: tracing_gpu.sh overhead|oversub}
+phase=${1:?usage: tracing_gpu.sh overhead|cost|oversub}
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Everything goes to a scratch folder, bundled into one archive at the end: the device returns at
 # most 8 files.
@@ -79,6 +80,23 @@ overhead)
       "$out"/resnet_trace_2.json --max-overhead 0.05 --markdown
   } | tee "$out/overhead.md"
   python3 "$root/bench/tracing_report.py" "$out"/*_trace_*_stats.json | tee "$out/tracing_stats.md"
+  ;;
+cost)
+  # Where tracing's cost comes from on a launch-bound workload: each part alone, two flush periods.
+  r=(python3 "$resnet" --batch 16 --steps 40)
+  for round in 1 2; do
+    native "resnet_native_$round" "${r[@]}" --json "$out/resnet_native_$round.json"
+    DEEPUM_TRACING=launches deepum "resnet_launches_$round" "${r[@]}" --json "$out/resnet_launches_$round.json"
+    deepum "resnet_full_5ms_$round" "${r[@]}" --json "$out/resnet_full_5ms_$round.json"
+    DEEPUM_TRACE_FLUSH_MS=50 DEEPUM_WORKER_INTERVAL_US=10000 deepum "resnet_full_50ms_$round" "${r[@]}" \
+      --json "$out/resnet_full_50ms_$round.json"
+  done
+  DEEPUM_LOG_LEVEL=debug deepum resnet_callback_timing "${r[@]}" --json "$out/resnet_callback_timing.json"
+  grep -h "tracing:" "$out"/resnet_*.log | sort | uniq -c | head -5
+  python3 "$root/bench/compare_runs.py" "$out"/resnet_native_1.json "$out"/resnet_launches_1.json \
+    "$out"/resnet_full_5ms_1.json "$out"/resnet_full_50ms_1.json "$out"/resnet_native_2.json \
+    "$out"/resnet_launches_2.json "$out"/resnet_full_5ms_2.json "$out"/resnet_full_50ms_2.json \
+    "$out"/resnet_callback_timing.json --max-overhead 0.05 --markdown | tee "$out/cost.md"
   ;;
 oversub)
   g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 8 --warmup-steps 2)

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "deepum/core/statistics.hpp"
+
 namespace deepum::core {
 
 namespace {
@@ -135,6 +137,13 @@ std::string_view cause_name(MigrationCause cause) {
       return "access counters";
   }
   return "unknown cause";
+}
+
+// CUpti_ActivityMemcpyKind, without the CUPTI headers.
+std::string_view copy_kind_name(std::uint8_t kind) {
+  static constexpr std::array<std::string_view, 11> kNames = {
+      "unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+  return kind < kNames.size() ? kNames[kind] : "unknown";
 }
 
 std::string_view hint_name(Hint::Kind kind) {
@@ -300,6 +309,18 @@ bool PerfettoJsonWriter::write(const KernelLaunch& launch) noexcept {
 bool PerfettoJsonWriter::write(const KernelExecution& execution) noexcept {
   return guarded([&] {
     const int tid = stream_track(execution.stream_id);
+    if (execution.operation != GpuOperation::kernel) {
+      // A copy or memset: no launch and no function, named by what it did.
+      const bool copy = execution.operation == GpuOperation::memcpy;
+      const std::string_view kind = copy ? copy_kind_name(execution.copy_kind) : "memset";
+      begin_event(copy ? fmt::format("memcpy {} {}", kind, format_bytes(execution.bytes))
+                       : fmt::format("memset {}", format_bytes(execution.bytes)),
+                  "X", execution.start, kGpuPid, tid);
+      append_duration(execution.start, execution.end);
+      append(event_, ",\"args\":{{\"kind\":\"{}\",\"bytes\":{},\"correlation_id\":{},\"device\":{}}}}}", kind,
+             execution.bytes, execution.correlation_id, execution.device);
+      return emit();
+    }
     const auto launch = pending_launches_.find(execution.correlation_id);
     if (launch == pending_launches_.end()) {
       begin_event(fmt::format("kernel (correlation {})", execution.correlation_id), "X", execution.start,

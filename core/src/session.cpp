@@ -96,6 +96,11 @@ void Session::set_tracing_status(std::string status) {
   tracing_status_ = std::move(status);
 }
 
+void Session::append_tracing_status(const std::string& more) {
+  std::lock_guard lock(tracing_status_mutex_);
+  tracing_status_ += more;
+}
+
 void Session::reset_after_fork() {
   // The parent's worker thread and CUPTI subscription do not exist here; stop reporting them.
   pipeline_.store(nullptr, std::memory_order_release);

@@ -25,7 +25,8 @@ constexpr std::size_t kRecordHeaderBytes = 5;  // type u8, payload length u32
 // Payload sizes of this revision (docs/trace-format.md lists the fields).
 constexpr std::size_t kFunctionNameFixedBytes = 12;
 constexpr std::size_t kKernelLaunchFixedBytes = 67;
-constexpr std::size_t kKernelExecutionBytes = 32;
+constexpr std::size_t kKernelExecutionBytes = 42;
+constexpr std::size_t kKernelExecutionBytes_1_0 = 32;  // before operation, copy_kind and bytes (1.1)
 constexpr std::size_t kPageFaultBytes = 37;
 constexpr std::size_t kMigrationBytes = 34;
 constexpr std::size_t kRangeEventBytes = 25;
@@ -356,6 +357,9 @@ bool TraceWriter::write(const KernelExecution& execution) noexcept {
   p.u64(execution.end);
   p.u32(execution.stream_id);
   p.u32(execution.device);
+  p.u8(static_cast<std::uint8_t>(execution.operation));
+  p.u8(execution.copy_kind);
+  p.u64(execution.bytes);
   return put_record(TraceRecordType::kernel_execution, p.bytes());
 }
 
@@ -730,13 +734,29 @@ std::optional<TraceRecord> TraceReader::next() {
         break;
       }
       case TraceRecordType::kernel_execution: {
-        if (!check_length(kKernelExecutionBytes, "a kernel_execution payload")) return std::nullopt;
+        // Version 1.0 had no operation, copy_kind or bytes: its executions are all kernels.
+        const bool version_1_0 = header_.minor_version == 0;
+        if (!check_length(
+                version_1_0 ? kKernelExecutionBytes_1_0 : kKernelExecutionBytes,
+                version_1_0 ? "a version 1.0 kernel_execution payload" : "a kernel_execution payload")) {
+          return std::nullopt;
+        }
         KernelExecution execution;
         execution.correlation_id = p.u64();
         execution.start = p.u64();
         execution.end = p.u64();
         execution.stream_id = p.u32();
         execution.device = p.u32();
+        if (!version_1_0) {
+          const std::uint8_t operation = p.u8();
+          if (operation > static_cast<std::uint8_t>(GpuOperation::memset)) {
+            fail_record(type, record_start, fmt::format("operation {} is not a GPU operation", operation));
+            return std::nullopt;
+          }
+          execution.operation = static_cast<GpuOperation>(operation);
+          execution.copy_kind = p.u8();
+          execution.bytes = p.u64();
+        }
         record = execution;
         break;
       }
@@ -895,12 +915,19 @@ std::string summarize(const Trace& trace) {
   std::string out =
       fmt::format("deepum trace, format {}.{}\n", trace.header.major_version, trace.header.minor_version);
   for (const auto& [key, value] : trace.header.metadata) out += fmt::format("  {}: {}\n", key, value);
+  std::array<std::size_t, 3> by_operation{};  // GpuOperation order
+  for (const KernelExecution& e : trace.executions) {
+    if (static_cast<std::size_t>(e.operation) < by_operation.size())
+      ++by_operation[static_cast<std::size_t>(e.operation)];
+  }
   out += fmt::format(
-      "  records: {} kernel launches, {} kernel executions, {} page fault groups, {} migrations, {} range "
-      "events, "
-      "{} hints, {} resident samples, {} function names",
-      trace.launches.size(), trace.executions.size(), trace.faults.size(), trace.migrations.size(),
-      trace.ranges.size(), trace.hints.size(), trace.resident_samples.size(), trace.function_names.size());
+      "  records: {} kernel launches, {} kernel executions, {} memcpys, {} memsets, {} page fault groups, "
+      "{} migrations, {} range events, {} hints, {} resident samples, {} function names",
+      trace.launches.size(), by_operation[static_cast<std::size_t>(GpuOperation::kernel)],
+      by_operation[static_cast<std::size_t>(GpuOperation::memcpy)],
+      by_operation[static_cast<std::size_t>(GpuOperation::memset)], trace.faults.size(),
+      trace.migrations.size(), trace.ranges.size(), trace.hints.size(), trace.resident_samples.size(),
+      trace.function_names.size());
   if (trace.skipped_records > 0) {
     out += fmt::format(", {} of newer types skipped", trace.skipped_records);
   }

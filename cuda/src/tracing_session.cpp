@@ -109,7 +109,16 @@ void stop_tracing_at_exit() {
   }
   runtime->wake.notify_all();
   if (runtime->worker.joinable()) runtime->worker.join();
-  if (runtime->tracer) runtime->tracer->flush();
+  if (runtime->tracer) {
+    runtime->tracer->flush();
+    const cupti_tracer::TracerStats stats = runtime->tracer->stats();
+    std::string note = "; CUPTI records dropped: " + std::to_string(stats.dropped_records);
+    if (stats.callback_ns != 0 && stats.launches != 0) {
+      note += "; launch callback " + std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches)) +
+              " ns on average";
+    }
+    runtime->session->append_tracing_status(note);
+  }
   runtime->pipeline->step(now_ns(), *runtime->executor, runtime->recorder.get(), /*final=*/true);
   if (runtime->recorder) {
     const std::string error = runtime->recorder->finish();
@@ -201,6 +210,8 @@ void start_once(core::Session& session) {
     tracer_options.um_counter_all_devices = true;
     tracer_options.cupti_flush_period_ms = config.trace_flush_ms;
     tracer_options.poll_period_ms = config.trace_flush_ms;
+    // Timing every callback costs two clock reads per launch: only when asked for (debug logging).
+    tracer_options.measure_callback_time = config.log_level <= config::LogLevel::debug;
     // Our own exit handler flushes after stopping the worker; the tracer's runs after it.
     const cupti_tracer::StartStatus status = runtime->tracer->start(tracer_options, *runtime->sink);
     std::string line = std::string(cupti_tracer::to_string(status.outcome));

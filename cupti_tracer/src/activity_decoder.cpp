@@ -8,6 +8,8 @@ namespace {
 
 using Kernel = CUpti_ActivityKernel10;
 using UmCounter = CUpti_ActivityUnifiedMemoryCounter3;
+using Memcpy = CUpti_ActivityMemcpy6;
+using Memset = CUpti_ActivityMemset4;
 
 // An older libcupti emits older record versions; the fields we read must sit where we read them.
 #define DEEPUM_SAME_OFFSET(newer, older, field) \
@@ -29,7 +31,34 @@ DEEPUM_SAME_OFFSET(UmCounter, CUpti_ActivityUnifiedMemoryCounter2, end);
 DEEPUM_SAME_OFFSET(UmCounter, CUpti_ActivityUnifiedMemoryCounter2, address);
 DEEPUM_SAME_OFFSET(UmCounter, CUpti_ActivityUnifiedMemoryCounter2, srcId);
 DEEPUM_SAME_OFFSET(UmCounter, CUpti_ActivityUnifiedMemoryCounter2, flags);
+// Every memcpy record since the first (CUpti_ActivityMemcpy) starts with the same fields.
+#define DEEPUM_SAME_MEMCPY_OFFSETS(older)      \
+  DEEPUM_SAME_OFFSET(Memcpy, older, copyKind); \
+  DEEPUM_SAME_OFFSET(Memcpy, older, bytes);    \
+  DEEPUM_SAME_OFFSET(Memcpy, older, start);    \
+  DEEPUM_SAME_OFFSET(Memcpy, older, end);      \
+  DEEPUM_SAME_OFFSET(Memcpy, older, deviceId); \
+  DEEPUM_SAME_OFFSET(Memcpy, older, streamId); \
+  DEEPUM_SAME_OFFSET(Memcpy, older, correlationId)
+DEEPUM_SAME_MEMCPY_OFFSETS(CUpti_ActivityMemcpy5);
+DEEPUM_SAME_MEMCPY_OFFSETS(CUpti_ActivityMemcpy4);
+DEEPUM_SAME_MEMCPY_OFFSETS(CUpti_ActivityMemcpy3);
+DEEPUM_SAME_MEMCPY_OFFSETS(CUpti_ActivityMemcpy);
+#undef DEEPUM_SAME_MEMCPY_OFFSETS
+// Likewise every memset record since CUpti_ActivityMemset.
+#define DEEPUM_SAME_MEMSET_OFFSETS(older)      \
+  DEEPUM_SAME_OFFSET(Memset, older, bytes);    \
+  DEEPUM_SAME_OFFSET(Memset, older, start);    \
+  DEEPUM_SAME_OFFSET(Memset, older, end);      \
+  DEEPUM_SAME_OFFSET(Memset, older, deviceId); \
+  DEEPUM_SAME_OFFSET(Memset, older, streamId); \
+  DEEPUM_SAME_OFFSET(Memset, older, correlationId)
+DEEPUM_SAME_MEMSET_OFFSETS(CUpti_ActivityMemset3);
+DEEPUM_SAME_MEMSET_OFFSETS(CUpti_ActivityMemset2);
+DEEPUM_SAME_MEMSET_OFFSETS(CUpti_ActivityMemset);
+#undef DEEPUM_SAME_MEMSET_OFFSETS
 #undef DEEPUM_SAME_OFFSET
+static_assert(sizeof(Memcpy::copyKind) == sizeof(std::uint8_t));
 static_assert(sizeof(CUpti_ActivityKind) == sizeof(std::uint32_t));
 static_assert(sizeof(CUpti_ActivityUnifiedMemoryCounterKind) == sizeof(std::uint32_t));
 
@@ -50,6 +79,32 @@ core::KernelExecution decode_kernel(const unsigned char* bytes) noexcept {
   out.end = DEEPUM_FIELD(std::uint64_t, Kernel, end);
   out.stream_id = DEEPUM_FIELD(std::uint32_t, Kernel, streamId);
   out.device = DEEPUM_FIELD(std::uint32_t, Kernel, deviceId);
+  return out;
+}
+
+// A copy-engine operation: the fields it shares with a kernel, then its own.
+core::KernelExecution decode_memcpy(const unsigned char* bytes) noexcept {
+  core::KernelExecution out;
+  out.correlation_id = DEEPUM_FIELD(std::uint32_t, Memcpy, correlationId);
+  out.start = DEEPUM_FIELD(std::uint64_t, Memcpy, start);
+  out.end = DEEPUM_FIELD(std::uint64_t, Memcpy, end);
+  out.stream_id = DEEPUM_FIELD(std::uint32_t, Memcpy, streamId);
+  out.device = DEEPUM_FIELD(std::uint32_t, Memcpy, deviceId);
+  out.operation = core::GpuOperation::memcpy;
+  out.copy_kind = DEEPUM_FIELD(std::uint8_t, Memcpy, copyKind);
+  out.bytes = DEEPUM_FIELD(std::uint64_t, Memcpy, bytes);
+  return out;
+}
+
+core::KernelExecution decode_memset(const unsigned char* bytes) noexcept {
+  core::KernelExecution out;
+  out.correlation_id = DEEPUM_FIELD(std::uint32_t, Memset, correlationId);
+  out.start = DEEPUM_FIELD(std::uint64_t, Memset, start);
+  out.end = DEEPUM_FIELD(std::uint64_t, Memset, end);
+  out.stream_id = DEEPUM_FIELD(std::uint32_t, Memset, streamId);
+  out.device = DEEPUM_FIELD(std::uint32_t, Memset, deviceId);
+  out.operation = core::GpuOperation::memset;
+  out.bytes = DEEPUM_FIELD(std::uint64_t, Memset, bytes);
   return out;
 }
 
@@ -138,6 +193,14 @@ DecodedRecord decode_activity(const CUpti_Activity* record, RecordClass* classif
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         which = RecordClass::kernel;
         out = decode_kernel(bytes);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        which = RecordClass::memcpy;
+        out = decode_memcpy(bytes);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        which = RecordClass::memset;
+        out = decode_memset(bytes);
         break;
       case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
         out = decode_um_counter(bytes, which);

@@ -43,6 +43,17 @@ constexpr CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
     CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
 };
 
+// Enabled with the kernel records: copy-engine operations, which fault on managed memory too.
+struct CopyActivity {
+  CUpti_ActivityKind kind;
+  const char* name;
+  const char* operations;
+};
+constexpr CopyActivity kCopyActivities[] = {
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", "copies"},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", "memsets"},
+};
+
 constexpr const char* kGraphName = "<cuda-graph>";
 constexpr const char* kUnknownName = "<unknown>";
 
@@ -364,6 +375,16 @@ StartStatus CuptiTracer::enable_activity(StartStatus status) {
     } else {
       append(status.detail, "No kernel execution times: CONCURRENT_KERNEL activity unavailable: " +
                                 library_->describe(result) + ".");
+    }
+    // Copies and memsets touch managed memory too: their faults are attributed to them.
+    for (const CopyActivity& copy : kCopyActivities) {
+      result = api.activity_enable(copy.kind);
+      if (result == CUPTI_SUCCESS) {
+        enabled_kinds_.push_back(copy.kind);
+      } else {
+        append(status.detail, std::string("Faults raised by ") + copy.operations + " are not attributed: " +
+                                  copy.name + " activity unavailable: " + library_->describe(result) + ".");
+      }
     }
   }
   if (enabled_kinds_.empty()) return status;

@@ -1,7 +1,7 @@
 // The CUPTI activity decoder (records -> plain events), fed fabricated records: every record kind
-// we use, every fault access type and migration cause, and the kinds we ignore. Also the activity
-// buffer pool, libcupti's search list, and the whole CuptiTracer driven through a fake CUPTI: none
-// of it needs a GPU.
+// we use (kernels, memcpys, memsets, unified-memory counters), every fault access type and
+// migration cause, and the kinds we ignore. Also the activity buffer pool, libcupti's search list,
+// and the whole CuptiTracer driven through a fake CUPTI: none of it needs a GPU.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -62,6 +62,43 @@ CUpti_ActivityUnifiedMemoryCounter3 um_record(CUpti_ActivityUnifiedMemoryCounter
   return record;
 }
 
+// A memcpy record of any version (they share the fields the decoder reads).
+template <typename Record = CUpti_ActivityMemcpy6>
+Record memcpy_record(std::uint8_t copy_kind, std::uint64_t bytes) {
+  Record record;
+  std::memset(&record, 0, sizeof(record));
+  record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  record.copyKind = copy_kind;
+  record.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  record.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
+  record.bytes = bytes;
+  record.start = 3'000'000;
+  record.end = 3'400'000;
+  record.deviceId = 1;
+  record.contextId = 3;
+  record.streamId = 13;
+  record.correlationId = 777;
+  record.runtimeCorrelationId = 778;
+  return record;
+}
+
+template <typename Record = CUpti_ActivityMemset4>
+Record memset_record(std::uint64_t bytes) {
+  Record record;
+  std::memset(&record, 0, sizeof(record));
+  record.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  record.value = 0xab;
+  record.bytes = bytes;
+  record.start = 5'000'000;
+  record.end = 5'010'000;
+  record.deviceId = 2;
+  record.contextId = 3;
+  record.streamId = 14;
+  record.correlationId = 888;
+  record.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
+  return record;
+}
+
 }  // namespace
 
 TEST_CASE("Kernel records (concurrent and serial) decode to KernelExecution") {
@@ -77,7 +114,80 @@ TEST_CASE("Kernel records (concurrent and serial) decode to KernelExecution") {
     CHECK(execution->end == 1'250'000);
     CHECK(execution->stream_id == 7);
     CHECK(execution->device == 1);
+    CHECK(execution->operation == core::GpuOperation::kernel);
+    CHECK(execution->copy_kind == 0);
+    CHECK(execution->bytes == 0);
   }
+}
+
+TEST_CASE("Memcpy records (CUpti_ActivityMemcpy6) decode to a KernelExecution of operation memcpy") {
+  for (const std::uint8_t copy_kind : std::initializer_list<std::uint8_t>{
+           CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
+           CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD}) {
+    CAPTURE(static_cast<int>(copy_kind));
+    auto record = memcpy_record(copy_kind, std::uint64_t{4} << 20);
+    record.copyCount = 1;
+    record.graphNodeId = 99;
+    RecordClass classified = RecordClass::unknown_kind;
+    const DecodedRecord decoded = decode_activity(as_activity(record), &classified);
+    CHECK(classified == RecordClass::memcpy);
+    const auto* execution = std::get_if<core::KernelExecution>(&decoded);
+    REQUIRE(execution != nullptr);
+    CHECK(execution->operation == core::GpuOperation::memcpy);
+    CHECK(execution->copy_kind == copy_kind);
+    CHECK(execution->bytes == (std::uint64_t{4} << 20));
+    CHECK(execution->correlation_id == 777);  // the API call's, not runtimeCorrelationId
+    CHECK(execution->start == 3'000'000);
+    CHECK(execution->end == 3'400'000);
+    CHECK(execution->stream_id == 13);
+    CHECK(execution->device == 1);
+  }
+}
+
+TEST_CASE(
+    "Older memcpy record versions (CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy) decode the same fields") {
+  const auto check = [](const CUpti_Activity* record) {
+    const DecodedRecord decoded = decode_activity(record);
+    const auto* execution = std::get_if<core::KernelExecution>(&decoded);
+    REQUIRE(execution != nullptr);
+    CHECK(execution->operation == core::GpuOperation::memcpy);
+    CHECK(execution->copy_kind == std::uint8_t{CUPTI_ACTIVITY_MEMCPY_KIND_HTOD});
+    CHECK(execution->bytes == 1000);
+    CHECK(execution->correlation_id == 777);
+    CHECK(execution->start == 3'000'000);
+    CHECK(execution->end == 3'400'000);
+    CHECK(execution->stream_id == 13);
+    CHECK(execution->device == 1);
+  };
+  const auto v5 = memcpy_record<CUpti_ActivityMemcpy5>(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1000);
+  check(as_activity(v5));
+  const auto v1 = memcpy_record<CUpti_ActivityMemcpy>(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1000);
+  check(as_activity(v1));
+}
+
+TEST_CASE(
+    "Memset records (CUpti_ActivityMemset4 and older) decode to a KernelExecution of operation memset") {
+  const auto check = [](const CUpti_Activity* record) {
+    RecordClass classified = RecordClass::unknown_kind;
+    const DecodedRecord decoded = decode_activity(record, &classified);
+    CHECK(classified == RecordClass::memset);
+    const auto* execution = std::get_if<core::KernelExecution>(&decoded);
+    REQUIRE(execution != nullptr);
+    CHECK(execution->operation == core::GpuOperation::memset);
+    CHECK(execution->copy_kind == 0);
+    CHECK(execution->bytes == (std::uint64_t{1} << 20));
+    CHECK(execution->correlation_id == 888);
+    CHECK(execution->start == 5'000'000);
+    CHECK(execution->end == 5'010'000);
+    CHECK(execution->stream_id == 14);
+    CHECK(execution->device == 2);
+  };
+  const auto v4 = memset_record(std::uint64_t{1} << 20);
+  check(as_activity(v4));
+  const auto v3 = memset_record<CUpti_ActivityMemset3>(std::uint64_t{1} << 20);
+  check(as_activity(v3));
+  const auto v1 = memset_record<CUpti_ActivityMemset>(std::uint64_t{1} << 20);
+  check(as_activity(v1));
 }
 
 TEST_CASE("An older kernel record version (CUpti_ActivityKernel9) decodes the same fields") {
@@ -200,8 +310,8 @@ TEST_CASE("Unified-memory counter kinds we do not use are classified and dropped
 
 TEST_CASE("Activity kinds we do not use are ignored") {
   for (CUpti_ActivityKind kind :
-       {CUPTI_ACTIVITY_KIND_INVALID, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_OVERHEAD,
+       {CUPTI_ACTIVITY_KIND_INVALID, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_DRIVER,
+        CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_OVERHEAD,
         static_cast<CUpti_ActivityKind>(0x7ffffff0)}) {
     CAPTURE(static_cast<int>(kind));
     CUpti_ActivityKernel10 record = kernel_record(CUPTI_ACTIVITY_KIND_KERNEL);  // big enough for any read
@@ -233,8 +343,10 @@ TEST_CASE("ActivityDecoder counts records by class and by raw kind, across threa
   const auto fault = um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT, 1, 1);
   const auto migration = um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH, 4096, 4);
   const auto thrashing = um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING, 1, 0);
-  auto memcpy_record = kernel_record(CUPTI_ACTIVITY_KIND_KERNEL);
-  memcpy_record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  const auto copy = memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096);
+  const auto set = memset_record(4096);
+  auto driver_record = kernel_record(CUPTI_ACTIVITY_KIND_KERNEL);
+  driver_record.kind = CUPTI_ACTIVITY_KIND_DRIVER;
 
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
@@ -244,7 +356,9 @@ TEST_CASE("ActivityDecoder counts records by class and by raw kind, across threa
         decoder.decode(as_activity(fault));
         decoder.decode(as_activity(migration));
         decoder.decode(as_activity(thrashing));
-        decoder.decode(as_activity(memcpy_record));
+        decoder.decode(as_activity(copy));
+        decoder.decode(as_activity(set));
+        decoder.decode(as_activity(driver_record));
       }
     });
   }
@@ -254,11 +368,15 @@ TEST_CASE("ActivityDecoder counts records by class and by raw kind, across threa
   CHECK(counts[RecordClass::page_fault] == 1000);
   CHECK(counts[RecordClass::migration] == 1000);
   CHECK(counts[RecordClass::other_um_counter] == 1000);
+  CHECK(counts[RecordClass::memcpy] == 1000);
+  CHECK(counts[RecordClass::memset] == 1000);
   CHECK(counts[RecordClass::unknown_kind] == 1000);
-  CHECK(counts.total() == 5000);
+  CHECK(counts.total() == 7000);
   CHECK(decoder.records_of_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 1000);
   CHECK(decoder.records_of_kind(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == 3000);
   CHECK(decoder.records_of_kind(CUPTI_ACTIVITY_KIND_MEMCPY) == 1000);
+  CHECK(decoder.records_of_kind(CUPTI_ACTIVITY_KIND_MEMSET) == 1000);
+  CHECK(decoder.records_of_kind(CUPTI_ACTIVITY_KIND_DRIVER) == 1000);
   CHECK(decoder.records_of_kind(1000) == 0);
 }
 
@@ -322,6 +440,7 @@ struct State {
   bool refuse_subscription = false;
   std::set<std::pair<int, CUpti_CallbackId>> enabled_callbacks;  // (domain, cbid)
   std::set<int> enabled_kinds;
+  std::set<int> refused_kinds;  // cuptiActivityEnable fails for these
   std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> um_configs;
   CUptiResult um_config_result = CUPTI_SUCCESS;
   uint32_t flush_period = 0;
@@ -366,6 +485,7 @@ CUptiResult CUPTIAPI enable_callback(uint32_t enable, CUpti_SubscriberHandle, CU
   return CUPTI_SUCCESS;
 }
 CUptiResult CUPTIAPI activity_enable(CUpti_ActivityKind kind) {
+  if (state->refused_kinds.count(kind) != 0) return CUPTI_ERROR_NOT_SUPPORTED;
   state->enabled_kinds.insert(kind);
   return CUPTI_SUCCESS;
 }
@@ -585,6 +705,9 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(state.enabled_callbacks.size() == 10);
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == 1);
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 1);
+    CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_MEMCPY) == 1);
+    CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_MEMSET) == 1);
+    CHECK(state.enabled_kinds.size() == 4);
     REQUIRE(state.um_configs.size() == 3);
     for (const auto& config : state.um_configs) {
       CHECK(config.enable == 1);
@@ -707,16 +830,26 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     migration.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD;
     migration.value = 2 << 20;
     migration.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE;
-    CUpti_ActivityKernel10 memcpy_record = kernel;
-    memcpy_record.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    const auto copy = memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1 << 20);
+    const auto set = memset_record(4096);
+    CUpti_ActivityKernel10 driver_record = kernel;
+    driver_record.kind = CUPTI_ACTIVITY_KIND_DRIVER;
     fake::queue(kernel);
     fake::queue(fault);
     fake::queue(migration);
-    fake::queue(memcpy_record);
+    fake::queue(copy);
+    fake::queue(set);
+    fake::queue(driver_record);
     state.dropped = 3;
     tracer.flush();
-    REQUIRE(sink.executions.size() == 1);
+    REQUIRE(sink.executions.size() == 3);
     CHECK(sink.executions[0].correlation_id == 11);
+    CHECK(sink.executions[0].operation == core::GpuOperation::kernel);
+    CHECK(sink.executions[1].operation == core::GpuOperation::memcpy);
+    CHECK(sink.executions[1].copy_kind == std::uint8_t{CUPTI_ACTIVITY_MEMCPY_KIND_HTOD});
+    CHECK(sink.executions[1].bytes == (std::uint64_t{1} << 20));
+    CHECK(sink.executions[2].operation == core::GpuOperation::memset);
+    CHECK(sink.executions[2].bytes == 4096u);
     REQUIRE(sink.faults.size() == 1);
     CHECK(sink.faults[0].access == core::FaultAccess::read);
     REQUIRE(sink.migrations.size() == 1);
@@ -737,6 +870,8 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(stats.layout_invalidations == 1);
     CHECK(stats.callback_exceptions == 1);
     CHECK(stats.records[RecordClass::kernel] == 1);
+    CHECK(stats.records[RecordClass::memcpy] == 1);
+    CHECK(stats.records[RecordClass::memset] == 1);
     CHECK(stats.records[RecordClass::page_fault] == 1);
     CHECK(stats.records[RecordClass::migration] == 1);
     CHECK(stats.records[RecordClass::unknown_kind] == 1);
@@ -812,6 +947,38 @@ TEST_CASE("CuptiTracer: another CUPTI client, missing UM support and level none 
     CHECK_FALSE(status.um_counters);
     CHECK(status.detail.find("FAKE_ERROR") != std::string::npos);
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == 0);
+    tracer.stop();
+  }
+  {
+    // No copy or memset records: kernels and faults still come, the outcome says partial.
+    fake::State state;
+    fake::state = &state;
+    state.refused_kinds = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+    CuptiTracer tracer;
+    const StartStatus status = tracer.start(fake::options(managed), sink);
+    INFO(status.detail);
+    CHECK(status.outcome == StartStatus::Outcome::partial);
+    CHECK(status.kernel_records);
+    CHECK(status.um_counters);
+    CHECK(status.detail.find("Faults raised by copies are not attributed: MEMCPY activity unavailable") !=
+          std::string::npos);
+    CHECK(status.detail.find("Faults raised by memsets are not attributed: MEMSET activity unavailable") !=
+          std::string::npos);
+    CHECK(state.enabled_kinds ==
+          std::set<int>{CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER});
+    tracer.stop();
+    CHECK(state.enabled_kinds.empty());
+  }
+  {
+    // Without kernel records, no copies either.
+    fake::State state;
+    fake::state = &state;
+    CuptiTracer tracer;
+    TracerOptions options = fake::options(managed);
+    options.kernel_records = false;
+    const StartStatus status = tracer.start(options, sink);
+    CHECK(status.outcome == StartStatus::Outcome::started);
+    CHECK(state.enabled_kinds == std::set<int>{CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER});
     tracer.stop();
   }
   {

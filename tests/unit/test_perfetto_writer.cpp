@@ -146,6 +146,59 @@ TEST_CASE("the Perfetto writer produces valid JSON with deepum's tracks") {
   CHECK(resident[1]["args"] == json{{"estimated", 4 * kBlockBytes}, {"measured", 5 * kBlockBytes}});
 }
 
+TEST_CASE("copies and memsets are drawn on their stream's track, named by kind and size") {
+  std::ostringstream out;
+  PerfettoJsonWriter writer;
+  REQUIRE(writer.open(out, "copies", Timestamp{1'000'000}));
+  // A launch pending with the copy's correlation id: a copy is never matched to a launch, so the
+  // launch stays for its own kernel.
+  REQUIRE(writer.define_function(0x77, "gemm"));
+  KernelLaunch launch;
+  launch.correlation_id = 21;
+  launch.function = 0x77;
+  launch.host_time = 1'000'000;
+  REQUIRE(writer.write(launch));
+  REQUIRE(writer.write(
+      KernelExecution{21, 1'001'000, 1'003'000, 7, 0, GpuOperation::memcpy, 1, std::uint64_t{4} << 20}));
+  REQUIRE(writer.write(
+      KernelExecution{22, 1'004'000, 1'004'500, 7, 0, GpuOperation::memset, 0, std::uint64_t{1} << 20}));
+  REQUIRE(writer.write(KernelExecution{23, 1'005'000, 1'005'100, 8, 1, GpuOperation::memcpy, 2, 512}));
+  REQUIRE(writer.write(KernelExecution{24, 1'006'000, 1'006'100, 8, 1, GpuOperation::memcpy, 200, 2048}));
+  REQUIRE(writer.write(KernelExecution{21, 1'007'000, 1'008'000, 7, 0}));  // the launch's kernel
+  REQUIRE(writer.finish());
+  const std::string text = out.str();
+  const std::string problem = validate_perfetto_json(text);
+  CHECK_MESSAGE(problem.empty(), problem);
+  const json document = json::parse(text);
+
+  const std::vector<json> h2d = events_named(document, "X", "memcpy HtoD 4.00 MiB");
+  REQUIRE(h2d.size() == 1);
+  CHECK(h2d[0]["pid"] == 1);
+  CHECK(thread_name(document, 1, h2d[0]["tid"]) == "stream 7");
+  CHECK(h2d[0]["ts"].get<double>() == doctest::Approx(1.0));
+  CHECK(h2d[0]["dur"].get<double>() == doctest::Approx(2.0));
+  CHECK(h2d[0]["args"] ==
+        json{{"kind", "HtoD"}, {"bytes", std::uint64_t{4} << 20}, {"correlation_id", 21}, {"device", 0}});
+
+  const std::vector<json> memset = events_named(document, "X", "memset 1.00 MiB");
+  REQUIRE(memset.size() == 1);
+  CHECK(memset[0]["tid"] == h2d[0]["tid"]);
+  CHECK(memset[0]["args"]["kind"] == "memset");
+  CHECK(memset[0]["args"]["bytes"] == std::uint64_t{1} << 20);
+
+  const std::vector<json> d2h = events_named(document, "X", "memcpy DtoH 512 B");
+  REQUIRE(d2h.size() == 1);
+  CHECK(thread_name(document, 1, d2h[0]["tid"]) == "stream 8");
+  CHECK(d2h[0]["args"]["device"] == 1);
+  const std::vector<json> odd = events_named(document, "X", "memcpy unknown 2.00 KiB");
+  REQUIRE(odd.size() == 1);
+  CHECK(odd[0]["args"]["kind"] == "unknown");
+
+  const std::vector<json> kernels = events_named(document, "X", "gemm");
+  REQUIRE(kernels.size() == 1);
+  CHECK(kernels[0]["args"]["grid"] == json::array({0, 0, 0}));  // from the launch
+}
+
 TEST_CASE("names are escaped so any bytes give valid JSON") {
   const std::string control = std::string("tab\there, newline\nthere, bell\a, nul") + '\0' + "end";
   const std::string invalid_utf8 = "bad \xff\xc3 and overlong \xc0\xaf and surrogate \xed\xa0\x80 end";

@@ -70,6 +70,11 @@ struct TraceBuilder {
   }
 };
 
+// A kernel_execution payload as version 1.0 wrote it (no operation, copy_kind or bytes).
+std::string execution_payload_1_0(std::uint64_t correlation) {
+  return Bytes().u64(correlation).u64(1000).u64(2000).u32(7).u32(1).data;
+}
+
 std::string page_fault_payload(std::uint64_t address) {
   return Bytes().u64(100).u64(200).u64(address).u64(3).u32(0).u8(1).data;
 }
@@ -163,7 +168,7 @@ struct Sample {
 
 void check_sample(const Trace& trace, const Sample& s) {
   CHECK(trace.header.major_version == 1);
-  CHECK(trace.header.minor_version == 0);
+  CHECK(trace.header.minor_version == kTraceMinorVersion);
   CHECK(trace.header.metadata == s.metadata);
   REQUIRE(trace.function_names.size() == 1);
   CHECK(trace.function_names.at(s.launch0.function) == "void gemm<float>(float const*, float*)");
@@ -177,6 +182,9 @@ void check_sample(const Trace& trace, const Sample& s) {
   CHECK(trace.executions[0].end == 2'500'000);
   CHECK(trace.executions[0].stream_id == 13);
   CHECK(trace.executions[0].device == 1);
+  CHECK(trace.executions[0].operation == GpuOperation::kernel);
+  CHECK(trace.executions[0].copy_kind == 0);
+  CHECK(trace.executions[0].bytes == 0);
   REQUIRE(trace.faults.size() == 1);
   CHECK(trace.faults[0].start == s.fault.start);
   CHECK(trace.faults[0].end == s.fault.end);
@@ -252,6 +260,100 @@ TEST_CASE("a trace round-trips through a file on disk and keeps its record order
   // range, function name, 3 launches, 2 hints, execution, fault, 2 migrations, sample, range
   CHECK(kinds == std::vector<std::size_t>{5, 0, 1, 1, 1, 6, 6, 2, 3, 4, 4, 7, 5});
   CHECK_FALSE(reader.next());
+}
+
+TEST_CASE("copies and memsets round-trip with their operation, copy kind and bytes (version 1.1)") {
+  const KernelExecution kernel{7, 2'000'000, 2'500'000, 13, 1};
+  const KernelExecution copy{
+      900, 2'600'000, 2'700'000, 14, 1, GpuOperation::memcpy, 1, std::uint64_t{4} << 20};
+  const KernelExecution set{
+      901, 2'800'000, 2'810'000, 14, 0, GpuOperation::memset, 0, std::uint64_t{1} << 20};
+  std::ostringstream out;
+  TraceWriter writer;
+  REQUIRE(writer.open(out));
+  REQUIRE(writer.write(kernel));
+  REQUIRE(writer.write(copy));
+  REQUIRE(writer.write(set));
+  REQUIRE(writer.finish());
+  const std::string bytes = out.str();
+  // Header (24), then three 5 + 42-byte kernel_execution records, then the end record (21).
+  REQUIRE(bytes.size() == 24 + 3 * (5 + 42) + 21);
+  CHECK(static_cast<std::uint8_t>(bytes[24]) == 0x03);
+  CHECK(static_cast<std::uint8_t>(bytes[25]) == 42);
+  CHECK(static_cast<std::uint8_t>(bytes[12]) == kTraceMinorVersion);
+
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
+  REQUIRE_MESSAGE(result, result.error);
+  CHECK(result.trace->header.minor_version == 1);
+  REQUIRE(result.trace->executions.size() == 3);
+  const KernelExecution* expected[] = {&kernel, &copy, &set};
+  for (std::size_t i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    const KernelExecution& e = result.trace->executions[i];
+    CHECK(e.correlation_id == expected[i]->correlation_id);
+    CHECK(e.start == expected[i]->start);
+    CHECK(e.end == expected[i]->end);
+    CHECK(e.stream_id == expected[i]->stream_id);
+    CHECK(e.device == expected[i]->device);
+    CHECK(e.operation == expected[i]->operation);
+    CHECK(e.copy_kind == expected[i]->copy_kind);
+    CHECK(e.bytes == expected[i]->bytes);
+  }
+  CHECK(summarize(*result.trace).find("1 kernel executions, 1 memcpys, 1 memsets") != std::string::npos);
+}
+
+TEST_CASE("a version 1.0 trace still reads: its executions are kernels") {
+  TraceBuilder old_file(1, 0);
+  old_file.record(0x03, execution_payload_1_0(41));
+  old_file.record(0x04, page_fault_payload(0xabc));
+  const TraceReadResult result = read_trace_from_memory(bytes_of(old_file.finish()));
+  REQUIRE_MESSAGE(result, result.error);
+  CHECK(result.trace->header.minor_version == 0);
+  REQUIRE(result.trace->executions.size() == 1);
+  const KernelExecution& e = result.trace->executions[0];
+  CHECK(e.correlation_id == 41);
+  CHECK(e.start == 1000);
+  CHECK(e.end == 2000);
+  CHECK(e.stream_id == 7);
+  CHECK(e.device == 1);
+  CHECK(e.operation == GpuOperation::kernel);
+  CHECK(e.copy_kind == 0);
+  CHECK(e.bytes == 0);
+  CHECK(result.trace->faults.size() == 1);
+
+  SUBCASE("a 1.0 file with a 1.1-sized execution is corrupt") {
+    TraceBuilder bad(1, 0);
+    bad.record(0x03, execution_payload_1_0(1) + Bytes().u8(1).u8(1).u64(5).data);
+    CHECK(read_error(bad.finish()) ==
+          "damaged.trace: record 0 (kernel_execution) at byte offset 40: payload length 42 does not fit its "
+          "type: a version 1.0 kernel_execution payload is 32 bytes");
+  }
+  SUBCASE("a 1.1 file with a 1.0-sized execution is corrupt") {
+    TraceBuilder bad(1, 1);
+    bad.record(0x03, execution_payload_1_0(1));
+    CHECK(read_error(bad.finish()) ==
+          "damaged.trace: record 0 (kernel_execution) at byte offset 40: payload length 32 does not fit its "
+          "type: a kernel_execution payload is 42 bytes");
+  }
+  SUBCASE("an operation that does not exist") {
+    TraceBuilder bad(1, 1);
+    bad.record(0x03, execution_payload_1_0(1) + Bytes().u8(3).u8(0).u64(0).data);
+    CHECK(read_error(bad.finish()) ==
+          "damaged.trace: record 0 (kernel_execution) at byte offset 40: operation 3 is not a GPU operation");
+  }
+}
+
+TEST_CASE("an execution of a newer minor revision keeps the fields this reader knows") {
+  // What a 1.0 reader does with a 1.1 file, one revision on: appended fields are ignored.
+  TraceBuilder newer(1, kTraceMinorVersion + 1);
+  newer.record(0x03, execution_payload_1_0(5) + Bytes().u8(1).u8(2).u64(4096).data + "appended field");
+  const TraceReadResult result = read_trace_from_memory(bytes_of(newer.finish()));
+  REQUIRE_MESSAGE(result, result.error);
+  REQUIRE(result.trace->executions.size() == 1);
+  CHECK(result.trace->executions[0].correlation_id == 5);
+  CHECK(result.trace->executions[0].operation == GpuOperation::memcpy);
+  CHECK(result.trace->executions[0].copy_kind == 2);
+  CHECK(result.trace->executions[0].bytes == 4096);
 }
 
 TEST_CASE("a function is named once, however often it is defined") {
@@ -510,11 +612,11 @@ TEST_CASE("summarize counts records, functions, migrated bytes and faults") {
   REQUIRE_MESSAGE(result, result.error);
   const std::string summary = summarize(*result.trace);
   MESSAGE(summary);
-  CHECK(summary.find("format 1.0") != std::string::npos);
+  CHECK(summary.find("format 1.1") != std::string::npos);
   CHECK(summary.find("device_name: NVIDIA H100 80GB HBM3") != std::string::npos);
-  CHECK(summary.find(
-            "3 kernel launches, 1 kernel executions, 1 page fault groups, 2 migrations, 2 range events, "
-            "2 hints, 1 resident samples, 1 function names") != std::string::npos);
+  CHECK(summary.find("3 kernel launches, 1 kernel executions, 0 memcpys, 0 memsets, 1 page fault groups, "
+                     "2 migrations, 2 range events, 2 hints, 1 resident samples, 1 function names") !=
+        std::string::npos);
   CHECK(summary.find("time span: 0.009000 s (timestamps 500 to 9000500 ns)") != std::string::npos);
   CHECK(summary.find("functions: 1 distinct launched, 1 named") != std::string::npos);
   CHECK(summary.find("migrated: 2.00 MiB host to device in 1 migrations, 4.00 KiB device to host in 1") !=

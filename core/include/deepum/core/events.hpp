@@ -30,18 +30,26 @@ struct KernelLaunch {
   Timestamp host_time = 0;
   std::array<std::uint32_t, 3> grid{};
   std::array<std::uint32_t, 3> block{};
-  std::uint16_t pointer_count = 0;   // managed pointers found among the arguments
-  bool pointers_truncated = false;   // more than kMaxPointers were found
+  std::uint16_t pointer_count = 0;  // managed pointers found among the arguments
+  bool pointers_truncated = false;  // more than kMaxPointers were found
   std::array<std::uint64_t, kMaxPointers> pointers{};
 };
 
-// A kernel as the GPU ran it (CUPTI concurrent-kernel activity record).
+// What the GPU ran: a kernel, or a copy-engine operation (cudaMemcpy*/cudaMemset* and their driver
+// twins), which can touch managed memory and so raise page faults too.
+enum class GpuOperation : std::uint8_t { kernel, memcpy, memset };
+
+// An operation as the GPU ran it (CUPTI concurrent-kernel, memcpy or memset activity record). For a
+// copy or a memset, correlation_id is the API call's; no KernelLaunch carries it.
 struct KernelExecution {
   std::uint64_t correlation_id = 0;
   Timestamp start = 0;
   Timestamp end = 0;
   std::uint32_t stream_id = 0;
   std::uint32_t device = 0;
+  GpuOperation operation = GpuOperation::kernel;
+  std::uint8_t copy_kind = 0;  // memcpy: CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD, ...); 0 unknown
+  std::uint64_t bytes = 0;     // memcpy, memset: bytes copied or set; 0 for a kernel
 };
 
 enum class FaultAccess : std::uint8_t { unknown, read, write, atomic, prefetch };

@@ -1,8 +1,9 @@
 // FaultAttributor: which kernel each GPU page fault belongs to. CUPTI gives faults no stream or
 // kernel, so a fault goes to the kernel whose execution interval holds its timestamp; the
 // kernel's execution record leads to its launch through the correlation id, and so to its
-// execution key. Records of the two kinds arrive in any order, so faults wait until a covering
-// execution is known or until it is clear none will come.
+// execution key. Copies and memsets (KernelExecution with operation memcpy / memset) cover faults
+// the same way; they have no launch. Records of the two kinds arrive in any order, so faults wait
+// until a covering execution is known or until it is clear none will come.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // The Chrome Trace Event Format (JSON object form), which ui.perfetto.dev and chrome://tracing open:
-// kernels per CUDA stream, page faults and migrations on the GPU; hints, resident memory, host
-// launches and managed ranges for deepum. docs/trace-format.md describes the tracks.
+// kernels, copies and memsets per CUDA stream, page faults and migrations on the GPU; hints,
+// resident memory, host launches and managed ranges for deepum. docs/trace-format.md describes the
+// tracks.
 #pragma once
 
 #include <array>
@@ -38,7 +39,8 @@ class PerfettoJsonWriter {
   // Names the kernels of `function`; the first name given wins.
   bool define_function(std::uint64_t function, std::string_view name) noexcept;
   bool write(const KernelLaunch& launch) noexcept;
-  bool write(const KernelExecution& execution) noexcept;  // named after its launch, if it came first
+  // A kernel is named after its launch, if it came first; a copy or memset after its kind and size.
+  bool write(const KernelExecution& execution) noexcept;
   bool write(const PageFault& fault) noexcept;
   bool write(const Migration& migration) noexcept;
   bool write(const RangeEvent& range) noexcept;

@@ -59,6 +59,7 @@ class Session {
   EventPipeline* pipeline() { return pipeline_.load(std::memory_order_acquire); }
   void attach_pipeline(std::unique_ptr<EventPipeline> pipeline);
   void set_tracing_status(std::string status);
+  void append_tracing_status(const std::string& more);
 
   // The exit summary to the log, and the JSON statistics file when configured.
   void write_exit_report();

@@ -26,7 +26,8 @@
 namespace deepum::core {
 
 inline constexpr std::uint32_t kTraceMajorVersion = 1;  // a reader rejects any other major version
-inline constexpr std::uint32_t kTraceMinorVersion = 0;  // newer minors only add, so older readers skip
+// Newer minors only add, so older readers skip. 1.1: kernel_execution gained operation, copy_kind, bytes.
+inline constexpr std::uint32_t kTraceMinorVersion = 1;
 
 // The name of a kernel function, recorded once before the function's first launch.
 struct FunctionName {

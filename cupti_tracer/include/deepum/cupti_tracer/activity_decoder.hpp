@@ -5,6 +5,11 @@
 // - CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL and CUPTI_ACTIVITY_KIND_KERNEL (CUpti_ActivityKernel10 in
 //   CUDA 13; the fields read sit at the same offsets in every version since CUpti_ActivityKernel4)
 //   -> KernelExecution.
+// - CUPTI_ACTIVITY_KIND_MEMCPY (CUpti_ActivityMemcpy6 in CUDA 13; the fields read sit at the same
+//   offsets in every version since CUpti_ActivityMemcpy) -> KernelExecution with operation memcpy,
+//   bytes and copy_kind (CUpti_ActivityMemcpyKind). Peer-to-peer copies (MEMCPY2) are not decoded.
+// - CUPTI_ACTIVITY_KIND_MEMSET (CUpti_ActivityMemset4; same offsets since CUpti_ActivityMemset)
+//   -> KernelExecution with operation memset and bytes.
 // - CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER (CUpti_ActivityUnifiedMemoryCounter3; same offsets in
 //   CUpti_ActivityUnifiedMemoryCounter2):
 //     GPU_PAGE_FAULT -> PageFault (access type from `flags`, fault groups from `value`,
@@ -31,6 +36,8 @@ using DecodedRecord = std::variant<std::monostate, core::KernelExecution, core::
 // How a record was classified, for the counters.
 enum class RecordClass : std::uint8_t {
   kernel,            // -> KernelExecution
+  memcpy,            // -> KernelExecution, operation memcpy
+  memset,            // -> KernelExecution, operation memset
   page_fault,        // -> PageFault
   migration,         // -> Migration
   other_um_counter,  // a unified-memory counter kind we do not use

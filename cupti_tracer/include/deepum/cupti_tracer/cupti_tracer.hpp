@@ -1,6 +1,6 @@
 // CuptiTracer: watches kernel launches (CUPTI driver-API callbacks) and what the GPU did (CUPTI
-// activity records: kernel executions, GPU page faults, unified-memory migrations) and hands them
-// to an EventSink as the plain events of core/events.hpp.
+// activity records: kernel, memcpy and memset executions, GPU page faults, unified-memory
+// migrations) and hands them to an EventSink as the plain events of core/events.hpp.
 //
 // When to start: after the CUDA driver is initialised (cuInit has run) and BEFORE the first
 // managed allocation: CUPTI only reports unified-memory counters for memory allocated after
@@ -73,8 +73,11 @@ struct TracerOptions {
   std::string cupti_path;                  // a libcupti file or folder; empty: the default search
 
   // -- Activity --
-  bool kernel_records = true;  // CONCURRENT_KERNEL -> KernelExecution
-  bool um_counters = true;     // GPU_PAGE_FAULT, BYTES_TRANSFER_HTOD/DTOH -> PageFault, Migration
+  // CONCURRENT_KERNEL -> KernelExecution, and with it MEMCPY and MEMSET -> KernelExecution of
+  // operation memcpy / memset. StartStatus::kernel_records follows the kernels alone; a copy kind
+  // CUPTI refuses makes the outcome `partial` and is named in `detail`.
+  bool kernel_records = true;
+  bool um_counters = true;  // GPU_PAGE_FAULT, BYTES_TRANSFER_HTOD/DTOH -> PageFault, Migration
   // Devices the unified-memory counters are configured for (one config per counter kind and device).
   std::vector<std::uint32_t> um_counter_devices{0};
   bool um_counter_all_devices = false;  // every device cuDeviceGetCount reports (overrides the list)
