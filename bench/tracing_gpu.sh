@@ -57,27 +57,30 @@ overhead)
   (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
   grep -E "tests passed|tests failed|Test +#" "$out/ctest.log" | tail -16
   g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 25)
-  r=(python3 "$resnet" --batch 16 --steps 40)
+  r=(python3 "$resnet" --batch 16 --steps 60 --warmup-steps 10)
   for round in 1 2; do
     native "gpt2_native_$round" "${g[@]}" --json "$out/gpt2_native_$round.json"
-    DEEPUM_TRACING=off deepum "gpt2_notrace_$round" "${g[@]}" --json "$out/gpt2_notrace_$round.json"
     deepum "gpt2_trace_$round" "${g[@]}" --json "$out/gpt2_trace_$round.json"
+  done
+  # ResNet-50 is launch-bound and its step time varies by several percent between processes, so
+  # four interleaved rounds, compared by their medians.
+  for round in 1 2 3 4; do
     native "resnet_native_$round" "${r[@]}" --json "$out/resnet_native_$round.json"
-    DEEPUM_TRACING=off deepum "resnet_notrace_$round" "${r[@]}" --json "$out/resnet_notrace_$round.json"
     deepum "resnet_trace_$round" "${r[@]}" --json "$out/resnet_trace_$round.json"
+    DEEPUM_TRACING=off deepum "resnet_notrace_$round" "${r[@]}" --json "$out/resnet_notrace_$round.json"
   done
   DEEPUM_TRACE_FILE="$out/gpt2_tiny_trace" deepum gpt2_tiny_traced python3 "$gpt2" --preset tiny --steps 5 \
     --json "$out/gpt2_tiny_traced.json"
   "$root/build-gpu/bin/deepum" trace check "$out/gpt2_tiny_trace" 2>&1 | tee "$out/trace_check.txt"
   {
     echo "### GPT-2 124M"
-    python3 "$root/bench/compare_runs.py" "$out"/gpt2_native_1.json "$out"/gpt2_notrace_1.json \
-      "$out"/gpt2_trace_1.json "$out"/gpt2_native_2.json "$out"/gpt2_notrace_2.json "$out"/gpt2_trace_2.json \
-      --max-overhead 0.05 --markdown
-    echo "### ResNet-50"
-    python3 "$root/bench/compare_runs.py" "$out"/resnet_native_1.json "$out"/resnet_notrace_1.json \
-      "$out"/resnet_trace_1.json "$out"/resnet_native_2.json "$out"/resnet_notrace_2.json \
-      "$out"/resnet_trace_2.json --max-overhead 0.05 --markdown
+    python3 "$root/bench/compare_runs.py" "$out"/gpt2_native_1.json "$out"/gpt2_trace_1.json \
+      "$out"/gpt2_native_2.json "$out"/gpt2_trace_2.json --max-overhead 0.05 --markdown
+    echo "### ResNet-50, batch 16"
+    python3 "$root/bench/compare_runs.py" "$out"/resnet_native_1.json "$out"/resnet_{trace,notrace}_1.json \
+      "$out"/resnet_{native,trace,notrace}_{2,3,4}.json --max-overhead inf --markdown
+    python3 "$root/bench/median_of_runs.py" native "$out"/resnet_native_*.json trace "$out"/resnet_trace_*.json \
+      notrace "$out"/resnet_notrace_*.json
   } | tee "$out/overhead.md"
   python3 "$root/bench/tracing_report.py" "$out"/*_trace_*_stats.json | tee "$out/tracing_stats.md"
   ;;
@@ -99,17 +102,24 @@ cost)
     "$out"/resnet_callback_timing.json --max-overhead 0.05 --markdown | tee "$out/cost.md"
   ;;
 oversub)
-  g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 8 --warmup-steps 2)
+  g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 6 --warmup-steps 2)
   native gpt2_native "${g[@]}" --json "$out/gpt2_native.json"
   footprint=$(python3 -c "import json; print(json.load(open('$out/gpt2_native.json'))['peak_reserved_bytes'])")
   echo "footprint (peak reserved, native): $footprint bytes"
+  runs=() stats=()
   for factor in 1.5 2 3; do
     limit=$(python3 -c "print(int($footprint / $factor))")
     DEEPUM_RESIDENT_LIMIT=$limit deepum "gpt2_reactive_x$factor" "${g[@]}" --json "$out/gpt2_reactive_x$factor.json"
+    runs+=("$out/gpt2_reactive_x$factor.json") stats+=("$out/gpt2_reactive_x${factor}_stats.json")
   done
-  python3 "$root/bench/compare_runs.py" "$out/gpt2_native.json" "$out"/gpt2_reactive_x*.json \
-    --max-overhead inf --markdown | tee "$out/oversub.md"
-  python3 "$root/bench/tracing_report.py" "$out"/gpt2_reactive_x*_stats.json | tee "$out/oversub_stats.md"
+  python3 "$root/bench/compare_runs.py" "$out/gpt2_native.json" "${runs[@]}" --max-overhead inf --markdown |
+    tee "$out/oversub.md"
+  python3 "$root/bench/tracing_report.py" "${stats[@]}" | tee "$out/oversub_stats.md"
+  # The Perfetto JSON of a GPT-2 124M run (3 steps, nothing oversubscribed) validates.
+  DEEPUM_TRACE_FILE="$out/gpt2_124m_trace" deepum gpt2_124m_traced python3 "$gpt2" --preset gpt2-124m --steps 3 \
+    --warmup-steps 1 --json "$out/gpt2_124m_traced.json"
+  "$root/build-gpu/bin/deepum" trace check "$out/gpt2_124m_trace" 2>&1 | tee "$out/trace_check.md"
+  ls -la "$out"/gpt2_124m_trace.* | tee -a "$out/trace_check.md"
   ;;
 esac
 cp "$out"/*.md "$final"/ 2>/dev/null

@@ -103,12 +103,10 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
 void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
   const std::uint64_t limit = options_.resident_limit_bytes;
   const std::uint64_t headroom = std::min(options_.eviction_headroom_bytes, limit / 4);
-  // The driver's figure is the truth (faults do not show every page it maps); the estimate covers
-  // the moments between measurements.
-  std::uint64_t resident = residency_.resident_bytes();
-  if (auto used = executor.device_used_bytes(); used && *used > baseline_used_bytes_) {
-    resident = std::max(resident, *used - baseline_used_bytes_);
-  }
+  // The estimate, not the driver's used-memory figure: the driver keeps GPU pages it has migrated
+  // away in its own pool, so that figure never falls (measured on an H200: it stayed at the full
+  // footprint while deepum evicted).
+  const std::uint64_t resident = residency_.resident_bytes();
   if (resident + headroom <= limit) return;
   // Evict down to a full headroom below the trigger so eviction runs in batches, not per fault.
   const std::uint64_t target = limit > 2 * headroom ? limit - 2 * headroom : 0;

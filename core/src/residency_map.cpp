@@ -41,7 +41,7 @@ void ResidencyMap::touch(BlockId id, Block& block, Timestamp time) {
 
 void ResidencyMap::on_range_allocated(std::uint64_t address, std::uint64_t bytes) {
   if (bytes == 0) return;
-  ranges_[address] = Range{bytes, 0, false};
+  ranges_[address] = bytes;
   for_each_block(address, bytes, [&](BlockId id, std::uint64_t overlap) { blocks_[id].capacity += overlap; });
 }
 
@@ -65,7 +65,7 @@ void ResidencyMap::on_fault(const PageFault& fault) {
   Block* block = find(block_of(fault.address));
   if (block == nullptr) return;
   touch(block_of(fault.address), *block, fault.start);
-  set_gpu_bytes(block_of(fault.address), *block, block->capacity);
+  if (faults_make_resident_) set_gpu_bytes(block_of(fault.address), *block, block->capacity);
 }
 
 void ResidencyMap::on_migration(const Migration& migration) {
@@ -84,22 +84,12 @@ void ResidencyMap::on_migration(const Migration& migration) {
 
 void ResidencyMap::on_use(std::uint64_t address, Timestamp time) {
   if (Block* block = find(block_of(address))) touch(block_of(address), *block, time);
-  auto it = ranges_.upper_bound(address);
-  if (it == ranges_.begin()) return;
-  --it;
-  if (address - it->first >= it->second.bytes) return;
-  it->second.last_named = std::max(it->second.last_named, time);
-  it->second.named_since_eviction = true;
 }
 
 void ResidencyMap::on_evicted(const AddressRange& range) {
   for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t overlap) {
     if (Block* block = find(id)) set_gpu_bytes(id, *block, block->gpu_bytes > overlap ? block->gpu_bytes - overlap : 0);
   });
-  // A range evicted whole holds nothing on the GPU until a launch names it again.
-  if (auto it = ranges_.find(range.address); it != ranges_.end() && range.bytes >= it->second.bytes) {
-    it->second.named_since_eviction = false;
-  }
 }
 
 std::uint64_t ResidencyMap::resident_bytes_of(BlockId block) const {
@@ -132,7 +122,7 @@ std::vector<AddressRange> ResidencyMap::choose_victims(std::uint64_t bytes_to_fr
     if (it != ranges_.begin()) --it;
     for (; it != ranges_.end() && it->first < hi; ++it) {
       const std::uint64_t start = std::max(lo, it->first);
-      const std::uint64_t end = std::min(hi, it->first + it->second.bytes);
+      const std::uint64_t end = std::min(hi, it->first + it->second);
       if (start >= end) continue;
       if (!ranges.empty() && last_range_base == it->first &&
           ranges.back().address + ranges.back().bytes == start) {
@@ -141,24 +131,6 @@ std::vector<AddressRange> ResidencyMap::choose_victims(std::uint64_t bytes_to_fr
         ranges.push_back({start, end - start});
         last_range_base = it->first;
       }
-    }
-  }
-  // Known-resident blocks fell short: whole ranges launches have used since their last eviction.
-  if (covered < bytes_to_free) {
-    std::vector<std::pair<Timestamp, std::uint64_t>> named;  // (last named, base)
-    for (const auto& [base, range] : ranges_) {
-      if (range.named_since_eviction) named.emplace_back(range.last_named, base);
-    }
-    std::sort(named.begin(), named.end());
-    for (const auto& [last_named, base] : named) {
-      if (covered >= bytes_to_free) break;
-      const std::uint64_t bytes = ranges_.at(base).bytes;
-      const bool already = std::any_of(ranges.begin(), ranges.end(), [&](const AddressRange& r) {
-        return r.address >= base && r.address < base + bytes;
-      });
-      if (already) continue;
-      ranges.push_back({base, bytes});
-      covered += bytes;
     }
   }
   return ranges;

@@ -1,5 +1,6 @@
 #include "deepum/cuda/driver_hint_executor.hpp"
 
+#include <mutex>
 #include <vector>
 
 #include "deepum/cuda/real_function.hpp"
@@ -94,6 +95,25 @@ std::optional<std::uint64_t> DriverHintExecutor::device_used_bytes() {
   auto fn = mem_get_info.get();
   if (fn == nullptr || fn(&free_bytes, &total) != CUDA_SUCCESS) return std::nullopt;
   return total - free_bytes;
+}
+
+std::string place_on_host(std::uint64_t address, std::uint64_t bytes) {
+  static std::mutex mutex;
+  static CUstream stream = nullptr;  // one per process, made in the program's context
+  std::lock_guard lock(mutex);
+  if (stream == nullptr) {
+    if (CUresult r = stream_create.get()(&stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+      stream = nullptr;
+      return describe("cuStreamCreate", r);
+    }
+  }
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  if (CUresult r = prefetch_async.get()(static_cast<CUdeviceptr>(address), bytes, host, 0, stream); r != CUDA_SUCCESS) {
+    return describe("cuMemPrefetchAsync", r);
+  }
+  if (CUresult r = stream_synchronize.get()(stream); r != CUDA_SUCCESS) return describe("cuStreamSynchronize", r);
+  return {};
 }
 
 }  // namespace deepum::cuda

@@ -248,9 +248,15 @@ void start_tracing(core::Session& session) {
 }
 
 void note_range_allocated(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
-  if (EventPipeline* pipeline = session.pipeline()) {
-    pipeline->on_range({core::RangeEvent::Kind::allocated, now_ns(), address, bytes});
+  EventPipeline* pipeline = session.pipeline();
+  if (pipeline == nullptr) return;
+  if (pipeline->enforces_resident_limit()) {
+    const std::string error = place_on_host(address, bytes);
+    if (!error.empty() && session.first_time(core::OnceNotice::placement_failed)) {
+      core::logger().warn("cannot place new memory on the host ({}): residency may be undercounted", error);
+    }
   }
+  pipeline->on_range({core::RangeEvent::Kind::allocated, now_ns(), address, bytes});
 }
 
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {

@@ -165,7 +165,8 @@ TEST_CASE("the pipeline keeps estimated residency under the limit and never evic
   Timestamp t = 10;
   std::uint64_t peak = 0;
   for (std::uint64_t block = 0; block < 128; ++block) {
-    pipeline.on_fault(fault_at(kBase + block * 2 * kMiB, t++));
+    pipeline.on_fault(fault_at(kBase + block * 2 * kMiB, t));
+    pipeline.on_migration(migration(kBase + block * 2 * kMiB, 2 * kMiB, MigrationDirection::host_to_device, t++));
     pipeline.step(t, executor, nullptr);
     peak = std::max(peak, pipeline.residency().resident_bytes());
   }
@@ -183,51 +184,14 @@ TEST_CASE("the pipeline keeps estimated residency under the limit and never evic
   CHECK(pipeline.stats().attribution.attributed + pipeline.stats().attribution.unattributed == 128);
 }
 
-TEST_CASE("when faults under-report residency, ranges launches named are evicted, least recently named first") {
-  ResidencyMap map;
+TEST_CASE("with ranges placed on the host first, residency counts migrations only") {
+  ResidencyMap map(/*faults_make_resident=*/false);
   map.on_range_allocated(kBase, 8 * kMiB);
-  map.on_range_allocated(kBase + 64 * kMiB, 4 * kMiB);
-  map.on_range_allocated(kBase + 128 * kMiB, 4 * kMiB);  // never named: never a victim
-  map.on_use(kBase + 4 * kMiB, 50);                    // the first range, most recently
-  map.on_use(kBase + 64 * kMiB + 100, 20);
-  const auto victims = map.choose_victims(10 * kMiB, nullptr);
-  REQUIRE(victims.size() == 2);
-  CHECK(victims[0] == AddressRange{kBase + 64 * kMiB, 4 * kMiB});
-  CHECK(victims[1] == AddressRange{kBase, 8 * kMiB});
-  map.on_evicted(victims[0]);
-  const auto after = map.choose_victims(10 * kMiB, nullptr);
-  REQUIRE(after.size() == 1);  // the evicted range is not named again until a launch uses it
-  CHECK(after[0] == AddressRange{kBase, 8 * kMiB});
-}
-
-TEST_CASE("the driver's measurement triggers eviction that the estimate alone would not") {
-  struct MeasuringExecutor : RecordingExecutor {
-    std::uint64_t used = 0;
-    bool evict_to_host(std::span<const AddressRange> ranges) override {
-      for (const auto& r : ranges) used -= std::min(used, r.bytes);
-      return RecordingExecutor::evict_to_host(ranges);
-    }
-    std::optional<std::uint64_t> device_used_bytes() override { return used; }
-  };
-  PipelineOptions options;
-  options.resident_limit_bytes = 64 * kMiB;
-  options.eviction_headroom_bytes = 8 * kMiB;
-  options.enforce_resident_limit = true;
-  EventPipeline pipeline(options);
-  MeasuringExecutor executor;
-  pipeline.set_measurement_baseline(0);
-  pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 128 * kMiB});
-  pipeline.step(5, executor, nullptr);  // the allocation, a step before any launch uses it
-  KernelLaunch launch;
-  launch.correlation_id = 1;
-  launch.pointer_count = 1;
-  launch.pointers[0] = kBase + 4 * kMiB;
-  pipeline.on_launch(launch);
-  pipeline.on_execution({1, 1, 2, 1, 0});
-  executor.used = 100 * kMiB;  // the kernel populated far more than any fault showed
-  pipeline.step(10, executor, nullptr);
-  CHECK(pipeline.residency().resident_bytes() == 0);
-  REQUIRE(executor.evicted.size() == 1);
-  CHECK(executor.evicted[0] == AddressRange{kBase, 128 * kMiB});
-  CHECK(executor.used <= 64 * kMiB);
+  map.on_fault(fault_at(kBase + 100, 1));
+  CHECK(map.resident_bytes() == 0);  // the fault is answered by a migration record
+  map.on_migration(migration(kBase, 64 * 1024, MigrationDirection::host_to_device, 2));
+  CHECK(map.resident_bytes() == 64 * 1024);
+  const auto victims = map.choose_victims(1, nullptr);
+  REQUIRE(victims.size() == 1);
+  CHECK(victims[0] == AddressRange{kBase, 2 * kMiB});
 }

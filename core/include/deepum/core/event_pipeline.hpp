@@ -23,7 +23,8 @@ namespace deepum::core {
 struct PipelineOptions {
   std::uint64_t resident_limit_bytes = UINT64_MAX;
   std::uint64_t eviction_headroom_bytes = 256ull << 20;
-  // Evicting only matters below the physical size; at it, the driver evicts by itself.
+  // Evicting only matters below the physical size; at it, the driver evicts by itself. When
+  // enforcing, new ranges are placed on the host first, so residency is counted from migrations.
   bool enforce_resident_limit = false;
 };
 
@@ -45,7 +46,8 @@ struct PipelineStats {
 
 class EventPipeline {
  public:
-  explicit EventPipeline(const PipelineOptions& options) : options_(options) {}
+  explicit EventPipeline(const PipelineOptions& options)
+      : options_(options), residency_(/*faults_make_resident=*/!options.enforce_resident_limit) {}
 
   // Producers: never block for long, never allocate per launch.
   void on_launch(const KernelLaunch& launch) { launches_.push(launch); }
@@ -58,10 +60,11 @@ class EventPipeline {
   // Worker: one round of work at time `now`. `recorder` may be null. `final` decides every
   // fault still waiting for its kernel.
   void step(Timestamp now, HintExecutor& executor, EventRecorder* recorder, bool final = false);
-  // The driver's used-memory figure at start, subtracted from later measurements.
+  // The driver's used-memory figure at start, subtracted from later measurements (reported only).
   void set_measurement_baseline(std::uint64_t used_bytes) { baseline_used_bytes_ = used_bytes; }
 
   PipelineStats stats() const;
+  bool enforces_resident_limit() const { return options_.enforce_resident_limit; }
   const ResidencyMap& residency() const { return residency_; }
 
  private:

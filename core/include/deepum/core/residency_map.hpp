@@ -22,13 +22,18 @@ struct AddressRange {
 
 class ResidencyMap {
  public:
+  // Whether a GPU fault counts its block as resident. True suits memory first touched on the GPU,
+  // which the driver fills in place and reports no migration for. False when deepum places new
+  // ranges on the host first: then every byte reaching the GPU comes with a migration record and
+  // the estimate is exact.
+  explicit ResidencyMap(bool faults_make_resident = true) : faults_make_resident_(faults_make_resident) {}
+
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes);
   void on_range_freed(std::uint64_t address, std::uint64_t bytes);
   // A GPU fault makes its block resident: the driver maps at least the faulting block.
   void on_fault(const PageFault& fault);
   void on_migration(const Migration& migration);
-  // A launch named this address among its arguments at `time`: its block is in use, and its range
-  // may have been touched anywhere (the tensor's extent is unknown).
+  // A launch named this address among its arguments at `time`: its block is in use.
   void on_use(std::uint64_t address, Timestamp time);
   // deepum moved [address, address+bytes) to the host.
   void on_evicted(const AddressRange& range);
@@ -40,9 +45,7 @@ class ResidencyMap {
 
   // Least recently used resident blocks covering at least `bytes_to_free`, as contiguous address
   // ranges inside managed memory. Blocks for which `is_protected` holds are taken only when the
-  // unprotected ones do not cover the need. Faults do not show every page the driver maps, so when
-  // the known-resident blocks fall short, ranges that launches named since they were last evicted
-  // follow, least recently named first.
+  // unprotected ones do not cover the need.
   std::vector<AddressRange> choose_victims(std::uint64_t bytes_to_free,
                                            const std::function<bool(BlockId)>& is_protected) const;
 
@@ -62,12 +65,8 @@ class ResidencyMap {
 
   std::unordered_map<BlockId, Block> blocks_;
   std::set<std::pair<Timestamp, BlockId>> lru_;  // resident blocks, least recently used first
-  struct Range {
-    std::uint64_t bytes = 0;
-    Timestamp last_named = 0;  // latest launch that pointed into it
-    bool named_since_eviction = false;
-  };
-  std::map<std::uint64_t, Range> ranges_;  // live managed ranges by address
+  bool faults_make_resident_;
+  std::map<std::uint64_t, std::uint64_t> ranges_;  // live managed ranges: address -> bytes
   std::uint64_t resident_bytes_ = 0;
   std::uint64_t peak_resident_bytes_ = 0;
 };

@@ -26,6 +26,7 @@ enum class OnceNotice : std::size_t {
   ipc_on_managed,
   physical_allocation,
   unknown_proc_variant,
+  placement_failed,
   count
 };
 

@@ -38,4 +38,9 @@ class DriverHintExecutor final : public core::HintExecutor {
 // The context current on the calling thread (the program's, inside an allocation hook).
 CUcontext current_context();
 
+// Places a fresh range in host memory and waits for it, from the allocating thread (its context is
+// current). The GPU's first touch then arrives as a migration CUPTI reports, so residency is
+// counted exactly. An empty string on success, else what failed.
+std::string place_on_host(std::uint64_t address, std::uint64_t bytes);
+
 }  // namespace deepum::cuda
