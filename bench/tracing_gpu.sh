@@ -4,13 +4,14 @@
 # table last.
 #   overhead  build, ctest (gpu tests included), then tracing cost with nothing oversubscribed:
 #             GPT-2 124M and ResNet-50 natively, under deepum with tracing off, with tracing full
+#   final     overhead then oversub, in one call
 #   cost      what tracing costs on ResNet-50, part by part (launch callbacks, activity, flush period)
 #   oversub   GPT-2 124M natively (its footprint), then under deepum with the resident limit at
 #             1/1.5, 1/2 and 1/3 of that footprint (reactive eviction, no prefetching)
 # Safety: the allocation limit is half of the GPU's free memory in every deepum run, and every
 # workload's footprint is far below it.
 set -uo pipefail
-phase=${1:?usage: tracing_gpu.sh overhead|cost|oversub}
+phase=${1:?usage: tracing_gpu.sh final|overhead|cost|oversub}
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Everything goes to a scratch folder, bundled into one archive at the end: the device returns at
 # most 8 files.
@@ -52,35 +53,41 @@ native() {
 }
 
 case "$phase" in
+final)
+  # Everything for the tracing issue in one device call.
+  GPT2_ROUNDS=1 RESNET_ROUNDS="1 2 3" OUT=$final bash "$0" overhead
+  OUT=$final bash "$0" oversub
+  exit 0
+  ;;
 overhead)
   echo "== ctest"
   (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
   grep -E "tests passed|tests failed|Test +#" "$out/ctest.log" | tail -16
   g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 25)
   r=(python3 "$resnet" --batch 16 --steps 60 --warmup-steps 10)
-  for round in 1 2; do
+  for round in ${GPT2_ROUNDS:-1 2}; do
     native "gpt2_native_$round" "${g[@]}" --json "$out/gpt2_native_$round.json"
     deepum "gpt2_trace_$round" "${g[@]}" --json "$out/gpt2_trace_$round.json"
   done
   # ResNet-50 is launch-bound and its step time varies by several percent between processes, so
-  # four interleaved rounds, compared by their medians.
-  for round in 1 2 3 4; do
+  # interleaved rounds, compared by the median of their medians.
+  for round in ${RESNET_ROUNDS:-1 2 3 4}; do
     native "resnet_native_$round" "${r[@]}" --json "$out/resnet_native_$round.json"
     deepum "resnet_trace_$round" "${r[@]}" --json "$out/resnet_trace_$round.json"
-    DEEPUM_TRACING=off deepum "resnet_notrace_$round" "${r[@]}" --json "$out/resnet_notrace_$round.json"
+    DEEPUM_TRACING=kernels deepum "resnet_kernels_$round" "${r[@]}" --json "$out/resnet_kernels_$round.json"
   done
   DEEPUM_TRACE_FILE="$out/gpt2_tiny_trace" deepum gpt2_tiny_traced python3 "$gpt2" --preset tiny --steps 5 \
     --json "$out/gpt2_tiny_traced.json"
   "$root/build-gpu/bin/deepum" trace check "$out/gpt2_tiny_trace" 2>&1 | tee "$out/trace_check.txt"
   {
     echo "### GPT-2 124M"
-    python3 "$root/bench/compare_runs.py" "$out"/gpt2_native_1.json "$out"/gpt2_trace_1.json \
-      "$out"/gpt2_native_2.json "$out"/gpt2_trace_2.json --max-overhead 0.05 --markdown
+    python3 "$root/bench/compare_runs.py" "$out"/gpt2_native_?.json "$out"/gpt2_trace_?.json --max-overhead 0.05 \
+      --markdown
     echo "### ResNet-50, batch 16"
-    python3 "$root/bench/compare_runs.py" "$out"/resnet_native_1.json "$out"/resnet_{trace,notrace}_1.json \
-      "$out"/resnet_{native,trace,notrace}_{2,3,4}.json --max-overhead inf --markdown
-    python3 "$root/bench/median_of_runs.py" native "$out"/resnet_native_*.json trace "$out"/resnet_trace_*.json \
-      notrace "$out"/resnet_notrace_*.json
+    python3 "$root/bench/compare_runs.py" "$out"/resnet_native_?.json "$out"/resnet_trace_?.json \
+      "$out"/resnet_kernels_?.json --max-overhead inf --markdown
+    python3 "$root/bench/median_of_runs.py" native "$out"/resnet_native_?.json full "$out"/resnet_trace_?.json \
+      kernels "$out"/resnet_kernels_?.json
   } | tee "$out/overhead.md"
   python3 "$root/bench/tracing_report.py" "$out"/*_trace_*_stats.json | tee "$out/tracing_stats.md"
   ;;

@@ -201,7 +201,8 @@ struct NamedValueType {
 
 constexpr std::array kLogLevels{LogLevel::trace, LogLevel::debug, LogLevel::info,
                                 LogLevel::warn,  LogLevel::error, LogLevel::off};
-constexpr std::array kTracingLevels{TracingLevel::off, TracingLevel::launches, TracingLevel::full};
+constexpr std::array kTracingLevels{TracingLevel::off, TracingLevel::launches, TracingLevel::kernels,
+                                    TracingLevel::full};
 
 template <>
 struct ValueType<LogLevel> : NamedValueType<LogLevel, kLogLevels, &log_level_name> {
@@ -501,6 +502,8 @@ std::string_view tracing_level_name(TracingLevel level) {
       return "off";
     case TracingLevel::launches:
       return "launches";
+    case TracingLevel::kernels:
+      return "kernels";
     case TracingLevel::full:
       return "full";
   }

@@ -17,11 +17,11 @@ constexpr std::array kKeys{
         field<&Config::alloc_limit>()},
     KeySpec{"resident_limit", "100%", "Most of that memory kept resident in GPU memory at once.",
             field<&Config::resident_limit>()},
-    KeySpec{"eviction_headroom", "256MiB", "Free room deepum keeps under resident_limit when it evicts.",
+    KeySpec{"eviction_headroom", "256MiB", "Free room deepum keeps under resident_limit when it evicts (at least a tenth of the limit).",
             field<&Config::eviction_headroom>()},
     KeySpec{"tracing", "full",
-            "What deepum watches with CUPTI: full (launches, page faults, migrations, kernel times), "
-            "launches (launch callbacks only), off.",
+            "What deepum watches with CUPTI: full (launches, kernel and copy times, page faults, migrations), "
+            "kernels (no faults or migrations), launches (launch callbacks only), off.",
             field<&Config::tracing>()},
     KeySpec{"trace_file", "",
             "Path prefix for a trace of the run: writes PREFIX.dtrace (compact, replayable) and "
@@ -29,10 +29,12 @@ constexpr std::array kKeys{
             field<&Config::trace_file>()},
     KeySpec{"cupti_library", "", "Path of libcupti.so to load; empty searches the usual places.",
             field<&Config::cupti_library>()},
-    KeySpec{"trace_flush_ms", "5", "How often CUPTI hands over its activity records, in milliseconds.",
+    KeySpec{"trace_flush_ms", "5", "How often CUPTI hands over its activity records, in milliseconds; at most 2 while resident_limit is "
+            "enforced.",
             field<&Config::trace_flush_ms>(), IntegerRange{1, 1000}},
     KeySpec{"worker_interval_us", "1000",
-            "How often deepum's worker thread acts on new events, in microseconds.",
+            "How often deepum's worker thread acts on new events, in microseconds; at most 250 while "
+            "resident_limit is enforced.",
             field<&Config::worker_interval_us>(), IntegerRange{50, 100000}},
     KeySpec{"log_level", "info", "Least severe message logged: trace, debug, info, warn, error or off.",
             field<&Config::log_level>()},

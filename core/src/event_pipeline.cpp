@@ -102,7 +102,8 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
 
 void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
   const std::uint64_t limit = options_.resident_limit_bytes;
-  const std::uint64_t headroom = std::min(options_.eviction_headroom_bytes, limit / 4);
+  // At least a tenth of the limit: faults keep arriving while an eviction runs.
+  const std::uint64_t headroom = std::min(std::max(options_.eviction_headroom_bytes, limit / 10), limit / 4);
   // The estimate, not the driver's used-memory figure: the driver keeps GPU pages it has migrated
   // away in its own pool, so that figure never falls (measured on an H200: it stayed at the full
   // footprint while deepum evicted).

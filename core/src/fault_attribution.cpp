@@ -19,6 +19,12 @@ void FaultAttributor::on_execution(const KernelExecution& execution) {
 
 void FaultAttributor::on_fault(const PageFault& fault) {
   ++stats_.faults;
+  // Prefetch-type faults come from cudaMemPrefetchAsync (deepum's evictions among them), which
+  // runs outside any kernel: they belong to no kernel.
+  if (fault.access == FaultAccess::prefetch) {
+    ++stats_.from_prefetch;
+    return;
+  }
   pending_.push_back(fault);
 }
 

@@ -167,6 +167,7 @@ cupti_tracer::TracingLevel tracer_level(config::TracingLevel level) {
   switch (level) {
     case config::TracingLevel::off: return cupti_tracer::TracingLevel::none;
     case config::TracingLevel::launches: return cupti_tracer::TracingLevel::launches;
+    case config::TracingLevel::kernels: return cupti_tracer::TracingLevel::full;
     case config::TracingLevel::full: return cupti_tracer::TracingLevel::full;
   }
   return cupti_tracer::TracingLevel::full;
@@ -176,7 +177,6 @@ void start_once(core::Session& session) {
   const config::Config& config = session.config();
   auto* runtime = new Runtime();
   runtime->session = &session;
-  runtime->interval = std::chrono::microseconds(config.worker_interval_us);
 
   core::PipelineOptions options;
   options.resident_limit_bytes = session.allocations().resident_limit_bytes();
@@ -184,6 +184,8 @@ void start_once(core::Session& session) {
   // Below the physical size the driver never evicts by itself: deepum must.
   options.enforce_resident_limit =
       session.allocations().resident_limit_bytes() < session.allocations().device_total_bytes();
+  runtime->interval = std::chrono::microseconds(
+      options.enforce_resident_limit ? std::min(config.worker_interval_us, 250u) : config.worker_interval_us);
   auto pipeline = std::make_unique<EventPipeline>(options);
   runtime->pipeline = pipeline.get();
   session.attach_pipeline(std::move(pipeline));
@@ -208,8 +210,12 @@ void start_once(core::Session& session) {
     tracer_options.managed = runtime->lookup.get();
     tracer_options.cupti_path = config.cupti_library;
     tracer_options.um_counter_all_devices = true;
-    tracer_options.cupti_flush_period_ms = config.trace_flush_ms;
-    tracer_options.poll_period_ms = config.trace_flush_ms;
+    tracer_options.um_counters = config.tracing == config::TracingLevel::full;
+    // Enforcing the resident limit, every millisecond of delay lets faults overshoot it.
+    const std::uint32_t flush_ms = options.enforce_resident_limit ? std::min(config.trace_flush_ms, 2u)
+                                                                  : config.trace_flush_ms;
+    tracer_options.cupti_flush_period_ms = flush_ms;
+    tracer_options.poll_period_ms = flush_ms;
     // Timing every callback costs two clock reads per launch: only when asked for (debug logging).
     tracer_options.measure_callback_time = config.log_level <= config::LogLevel::debug;
     // Our own exit handler flushes after stopping the worker; the tracer's runs after it.

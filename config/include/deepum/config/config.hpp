@@ -16,7 +16,8 @@ std::string_view log_level_name(LogLevel level);
 
 // What deepum watches with CUPTI: nothing, kernel launches only, or everything (launches, page
 // faults, migrations, kernel times).
-enum class TracingLevel { off, launches, full };
+// off < launches (callbacks) < kernels (+ kernel and copy times) < full (+ faults and migrations).
+enum class TracingLevel { off, launches, kernels, full };
 
 std::string_view tracing_level_name(TracingLevel level);
 

@@ -16,10 +16,11 @@
 namespace deepum::core {
 
 struct AttributionStats {
-  std::uint64_t faults = 0;        // fault records seen
-  std::uint64_t attributed = 0;    // given to a kernel
-  std::uint64_t unattributed = 0;  // given up: no kernel ran at that time
-  std::uint64_t pending() const { return faults - attributed - unattributed; }
+  std::uint64_t faults = 0;          // fault records seen
+  std::uint64_t from_prefetch = 0;   // raised by a prefetch (deepum's or the program's), not a kernel
+  std::uint64_t attributed = 0;      // given to a kernel or copy
+  std::uint64_t unattributed = 0;    // given up: nothing ran at that time
+  std::uint64_t pending() const { return faults - from_prefetch - attributed - unattributed; }
 };
 
 struct LaunchSummary {
