@@ -5,13 +5,14 @@
 #   overhead  build, ctest (gpu tests included), then tracing cost with nothing oversubscribed:
 #             GPT-2 124M and ResNet-50 natively, under deepum with tracing off, with tracing full
 #   final     overhead then oversub, in one call
+#   check     a short re-check of tracing cost, attribution and 3x oversubscription
 #   cost      what tracing costs on ResNet-50, part by part (launch callbacks, activity, flush period)
 #   oversub   GPT-2 124M natively (its footprint), then under deepum with the resident limit at
 #             1/1.5, 1/2 and 1/3 of that footprint (reactive eviction, no prefetching)
 # Safety: the allocation limit is half of the GPU's free memory in every deepum run, and every
 # workload's footprint is far below it.
 set -uo pipefail
-phase=${1:?usage: tracing_gpu.sh final|overhead|cost|oversub}
+phase=${1:?usage: tracing_gpu.sh check|final|overhead|cost|oversub}
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Everything goes to a scratch folder, bundled into one archive at the end: the device returns at
 # most 8 files.
@@ -53,6 +54,26 @@ native() {
 }
 
 case "$phase" in
+check)
+  # A short re-check: tracing cost on ResNet-50, attribution on GPT-2, and 3x oversubscription.
+  r=(python3 "$resnet" --batch 16 --steps 60 --warmup-steps 10)
+  for round in 1 2 3; do
+    native "resnet_native_$round" "${r[@]}" --json "$out/resnet_native_$round.json"
+    deepum "resnet_trace_$round" "${r[@]}" --json "$out/resnet_trace_$round.json"
+  done
+  g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 25)
+  native gpt2_native_1 "${g[@]}" --json "$out/gpt2_native_1.json"
+  deepum gpt2_trace_1 "${g[@]}" --json "$out/gpt2_trace_1.json"
+  g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 6 --warmup-steps 2)
+  footprint=$(python3 -c "import json; print(json.load(open('$out/gpt2_native_1.json'))['peak_reserved_bytes'])")
+  DEEPUM_RESIDENT_LIMIT=$((footprint / 3)) deepum gpt2_reactive_x3 "${g[@]}" --json "$out/gpt2_reactive_x3.json"
+  {
+    python3 "$root/bench/median_of_runs.py" native "$out"/resnet_native_?.json full "$out"/resnet_trace_?.json
+    python3 "$root/bench/compare_runs.py" "$out"/gpt2_native_1.json "$out"/gpt2_trace_1.json \
+      "$out"/gpt2_reactive_x3.json --max-overhead inf --markdown
+    python3 "$root/bench/tracing_report.py" "$out"/*_stats.json
+  } | tee "$out/check.md"
+  ;;
 final)
   # Everything for the tracing issue in one device call.
   GPT2_ROUNDS=1 RESNET_ROUNDS="1 2 3" OUT=$final bash "$0" overhead

@@ -30,7 +30,8 @@ def row(path: Path) -> list[str]:
         name,
         f"{launches}",
         f"{100 * t['launches_with_managed_pointers'] / launches:.1f}%" if launches else "-",
-        f"{t['fault_records']} ({t['faults']} faults)",
+        f"{t['fault_records']} ({t['faults']} faults; {t.get('fault_records_from_prefetch', 0)} prefetch, "
+        f"{t.get('fault_records_while_kernel_records_paused', 0)} paused)",
         f"{100 * t['fault_records_attributed'] / decided:.1f}%" if decided else "-",
         f"{t['bytes_to_gpu'] / GIB:.2f}",
         f"{t['bytes_to_host'] / GIB:.2f}",

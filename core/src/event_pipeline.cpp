@@ -93,6 +93,10 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   // Activity in arrival order: a range is posted by its allocation before any fault on it.
   for (const ActivityEvent& event : events) handle(event, recorder);
   attributor_.attribute([](const PageFault&, const KernelExecution&, const LaunchSummary*) {}, final);
+  if (attributor_.stats().faults != faults_seen_) {
+    faults_seen_ = attributor_.stats().faults;
+    last_fault_handled_ = now;
+  }
   if (options_.enforce_resident_limit) enforce_resident_limit(now, executor, recorder);
   sample_residency(now, executor, recorder);
   std::lock_guard lock(stats_mutex_);

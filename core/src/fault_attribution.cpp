@@ -25,6 +25,10 @@ void FaultAttributor::on_fault(const PageFault& fault) {
     ++stats_.from_prefetch;
     return;
   }
+  if (recording_paused_) {
+    ++stats_.while_unrecorded;
+    return;
+  }
   pending_.push_back(fault);
 }
 

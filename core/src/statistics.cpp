@@ -98,9 +98,10 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
   const double attributed_share =
       decided ? 100.0 * static_cast<double>(t.attribution.attributed) / static_cast<double>(decided) : 0.0;
   append_line(out,
-              "  GPU page faults: {} in {} records ({} raised by prefetches); {:.1f}% of the others attributed to "
-              "a kernel or copy",
-              t.faults, t.fault_records, t.attribution.from_prefetch, attributed_share);
+              "  GPU page faults: {} in {} records ({} raised by prefetches, {} while kernel records were paused); "
+              "{:.1f}% of the others attributed to a kernel or copy",
+              t.faults, t.fault_records, t.attribution.from_prefetch, t.attribution.while_unrecorded,
+              attributed_share);
   append_line(out, "  migrated to GPU: {} in {} transfers; to host: {} in {} transfers ({} evicted by the driver)",
               format_bytes(t.bytes_to_gpu), t.migrations_to_gpu, format_bytes(t.bytes_to_host), t.migrations_to_host,
               format_bytes(t.bytes_to_host_by_eviction));
@@ -147,6 +148,7 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
         {"faults", t.faults},
         {"fault_records_attributed", t.attribution.attributed},
         {"fault_records_from_prefetch", t.attribution.from_prefetch},
+        {"fault_records_while_kernel_records_paused", t.attribution.while_unrecorded},
         {"fault_records_unattributed", t.attribution.unattributed},
         {"migrations_to_gpu", t.migrations_to_gpu},
         {"bytes_to_gpu", t.bytes_to_gpu},

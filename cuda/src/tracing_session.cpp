@@ -66,6 +66,7 @@ struct Runtime {
   bool stopping = false;
   std::atomic<bool> stopped{false};
   std::chrono::microseconds interval{1000};
+  core::Timestamp paused_at = 0;  // worker only
 };
 
 // Leaked on purpose, like the session: exit handlers and late hooks may still reach it.
@@ -84,6 +85,24 @@ core::Timestamp now_ns() {
                                           .count());
 }
 
+// Kernel records are paused after this long without a fault (nothing to attribute) while the
+// resident limit is not enforced, and resumed at the next fault.
+constexpr core::Timestamp kQuietBeforePauseNs = 1'000'000'000;
+
+void pause_or_resume_kernel_records(Runtime& runtime, core::Timestamp now) {
+  if (!runtime.tracer || runtime.pipeline->enforces_resident_limit()) return;
+  const bool paused = runtime.tracer->kernel_records_paused();
+  const core::Timestamp last_fault = runtime.pipeline->last_fault_handled();
+  if (!paused && last_fault != 0 && now > last_fault + kQuietBeforePauseNs) {
+    runtime.tracer->set_kernel_records_paused(true);
+    runtime.pipeline->set_kernel_records_paused(runtime.tracer->kernel_records_paused());
+    runtime.paused_at = now;
+  } else if (paused && last_fault > runtime.paused_at) {
+    runtime.tracer->set_kernel_records_paused(false);
+    runtime.pipeline->set_kernel_records_paused(runtime.tracer->kernel_records_paused());
+  }
+}
+
 void worker_loop(Runtime& runtime) {
   const std::string bound = runtime.executor->bind();
   if (!bound.empty()) core::logger().warn("worker thread: {}; deepum will not evict", bound);
@@ -93,7 +112,9 @@ void worker_loop(Runtime& runtime) {
     runtime.wake.wait_for(lock, runtime.interval, [&] { return runtime.stopping; });
     if (runtime.stopping) break;
     lock.unlock();
-    runtime.pipeline->step(now_ns(), *runtime.executor, runtime.recorder.get());
+    const core::Timestamp now = now_ns();
+    runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
+    pause_or_resume_kernel_records(runtime, now);
     lock.lock();
   }
 }

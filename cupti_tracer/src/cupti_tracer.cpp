@@ -372,6 +372,7 @@ StartStatus CuptiTracer::enable_activity(StartStatus status) {
     if (result == CUPTI_SUCCESS) {
       enabled_kinds_.push_back(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
       status.kernel_records = true;
+      kernel_records_on_.store(true, std::memory_order_release);
     } else {
       append(status.detail, "No kernel execution times: CONCURRENT_KERNEL activity unavailable: " +
                                 library_->describe(result) + ".");
@@ -716,6 +717,7 @@ void CuptiTracer::stop() noexcept {
     }
   }
   if (activity_registered_) api.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  kernel_records_on_.store(false, std::memory_order_release);
   for (CUpti_ActivityKind kind : enabled_kinds_) api.activity_disable(kind);
   enabled_kinds_.clear();
   if (subscriber_ != nullptr) api.unsubscribe(subscriber_);
@@ -731,6 +733,15 @@ void CuptiTracer::abandon_start() noexcept {
 
 void CuptiTracer::stop_at_exit() noexcept {
   if (CuptiTracer* self = g_active.load(std::memory_order_acquire)) self->stop();
+}
+
+void CuptiTracer::set_kernel_records_paused(bool paused) noexcept {
+  if (!kernel_records_on_.load(std::memory_order_acquire) || !running()) return;
+  if (kernel_records_paused_.exchange(paused, std::memory_order_acq_rel) == paused) return;
+  const CuptiApi& api = library_->api();
+  const CUptiResult result = paused ? api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+                                    : api.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (result != CUPTI_SUCCESS) kernel_records_paused_.store(!paused, std::memory_order_release);
 }
 
 void CuptiTracer::abandon_after_fork() noexcept {

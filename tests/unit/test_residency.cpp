@@ -195,3 +195,20 @@ TEST_CASE("with ranges placed on the host first, residency counts migrations onl
   REQUIRE(victims.size() == 1);
   CHECK(victims[0] == AddressRange{kBase, 2 * kMiB});
 }
+
+TEST_CASE("faults while kernel records are paused are counted apart, prefetch faults too") {
+  FaultAttributor attributor;
+  PageFault prefetch = fault_at(kBase, 10);
+  prefetch.access = FaultAccess::prefetch;
+  attributor.on_fault(prefetch);
+  attributor.set_recording_paused(true);
+  attributor.on_fault(fault_at(kBase, 20));
+  attributor.set_recording_paused(false);
+  attributor.on_fault(fault_at(kBase, 1'500));
+  attributor.on_execution({1, 1'000, 2'000, 1, 0});
+  attributor.attribute([](const PageFault&, const KernelExecution&, const LaunchSummary*) {});
+  CHECK(attributor.stats().from_prefetch == 1);
+  CHECK(attributor.stats().while_unrecorded == 1);
+  CHECK(attributor.stats().attributed == 1);
+  CHECK(attributor.stats().pending() == 0);
+}

@@ -65,6 +65,11 @@ class EventPipeline {
 
   PipelineStats stats() const;
   bool enforces_resident_limit() const { return options_.enforce_resident_limit; }
+
+  // Worker: the latest time a fault record was handled (0: none yet), and whether the tracer's
+  // kernel records are paused (faults then cannot be attributed and are counted apart).
+  Timestamp last_fault_handled() const { return last_fault_handled_; }
+  void set_kernel_records_paused(bool paused) { attributor_.set_recording_paused(paused); }
   const ResidencyMap& residency() const { return residency_; }
 
  private:
@@ -93,6 +98,8 @@ class EventPipeline {
   std::unordered_map<std::uint64_t, std::vector<BlockId>> in_flight_launches_;  // by correlation id
   std::unordered_map<BlockId, std::uint32_t> in_flight_blocks_;
   std::uint64_t baseline_used_bytes_ = 0;
+  Timestamp last_fault_handled_ = 0;
+  std::uint64_t faults_seen_ = 0;
   Timestamp last_sample_ = 0;
   mutable std::mutex stats_mutex_;  // stats_ is read by the exit report while the worker runs
   PipelineStats stats_;

@@ -20,7 +20,8 @@ struct AttributionStats {
   std::uint64_t from_prefetch = 0;   // raised by a prefetch (deepum's or the program's), not a kernel
   std::uint64_t attributed = 0;      // given to a kernel or copy
   std::uint64_t unattributed = 0;    // given up: nothing ran at that time
-  std::uint64_t pending() const { return faults - from_prefetch - attributed - unattributed; }
+  std::uint64_t while_unrecorded = 0;  // arrived while kernel records were paused
+  std::uint64_t pending() const { return faults - from_prefetch - while_unrecorded - attributed - unattributed; }
 };
 
 struct LaunchSummary {
@@ -33,11 +34,14 @@ class FaultAttributor {
   // A fault counts for a kernel if it lies within [start - slack, end + slack].
   static constexpr Timestamp kSlackNs = 20'000;
   // A fault older than the newest kernel end by more than this, still without a kernel, is given up.
-  static constexpr Timestamp kGiveUpNs = 200'000'000;
+  // Generous: CUPTI hands over fault records later than kernel records, seconds later under load.
+  static constexpr Timestamp kGiveUpNs = 5'000'000'000;
 
   void on_launch(const KernelLaunch& launch);
   void on_execution(const KernelExecution& execution);
   void on_fault(const PageFault& fault);
+  // While kernel records are paused no kernel can be found for a fault: count such faults apart.
+  void set_recording_paused(bool paused) { recording_paused_ = paused; }
 
   // Attributes every pending fault that can be decided now; on_attributed(fault, execution,
   // launch) runs for each, with launch nullptr when the launch was not seen (tracing started late,
@@ -55,6 +59,7 @@ class FaultAttributor {
   std::multimap<Timestamp, KernelExecution> executions_;        // by start
   std::deque<PageFault> pending_;
   Timestamp newest_end_ = 0;
+  bool recording_paused_ = false;
   Timestamp longest_kernel_ = 0;
   AttributionStats stats_;
 };

@@ -181,6 +181,11 @@ class CuptiTracer {
   // Launch callbacks off, poll thread joined, forced flush, activity kinds off, unsubscribed.
   // Idempotent. Records still inside CUPTI after this are dropped.
   void stop() noexcept;
+  // Kernel execution records cost a few microseconds per launch (CUPTI's timestamps), which a
+  // launch-bound program feels. They only matter while faults need attributing, so the session
+  // pauses them when no faults come and resumes them when faults return. No-op unless they run.
+  void set_kernel_records_paused(bool paused) noexcept;
+  bool kernel_records_paused() const noexcept { return kernel_records_paused_.load(std::memory_order_relaxed); }
   // In the child after fork(): CUPTI and the poll thread are the parent's; forget them without
   // calling anything. The tracer is inert afterwards.
   void abandon_after_fork() noexcept;
@@ -218,6 +223,8 @@ class CuptiTracer {
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::atomic<bool> running_{false};
   std::atomic<bool> callbacks_on_{false};
+  std::atomic<bool> kernel_records_on_{false};
+  std::atomic<bool> kernel_records_paused_{false};
   bool activity_registered_ = false;
   std::vector<CUpti_ActivityKind> enabled_kinds_;
   std::mutex stop_mutex_;
