@@ -28,8 +28,20 @@ void EventPipeline::handle(const KernelLaunch& launch, EventRecorder* recorder) 
   ++stats_.launches;
   if (launch.pointer_count > 0) {
     ++stats_.launches_with_managed_pointers;
+    // Without kernel records no execution would ever retire the launch: do not track it.
+    if (kernel_records_paused_) return;
     for (BlockId block : blocks) ++in_flight_blocks_[block];
     in_flight_launches_.emplace(launch.correlation_id, std::move(blocks));
+  }
+}
+
+void EventPipeline::set_kernel_records_paused(bool paused) {
+  kernel_records_paused_ = paused;
+  attributor_.set_recording_paused(paused);
+  if (paused) {
+    std::lock_guard lock(stats_mutex_);
+    in_flight_launches_.clear();
+    in_flight_blocks_.clear();
   }
 }
 

@@ -69,7 +69,7 @@ class EventPipeline {
   // Worker: the latest time a fault record was handled (0: none yet), and whether the tracer's
   // kernel records are paused (faults then cannot be attributed and are counted apart).
   Timestamp last_fault_handled() const { return last_fault_handled_; }
-  void set_kernel_records_paused(bool paused) { attributor_.set_recording_paused(paused); }
+  void set_kernel_records_paused(bool paused);
   const ResidencyMap& residency() const { return residency_; }
 
  private:
@@ -100,6 +100,7 @@ class EventPipeline {
   std::uint64_t baseline_used_bytes_ = 0;
   Timestamp last_fault_handled_ = 0;
   std::uint64_t faults_seen_ = 0;
+  bool kernel_records_paused_ = false;
   Timestamp last_sample_ = 0;
   mutable std::mutex stats_mutex_;  // stats_ is read by the exit report while the worker runs
   PipelineStats stats_;
