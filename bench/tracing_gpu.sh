@@ -55,7 +55,9 @@ native() {
 
 case "$phase" in
 check)
-  # A short re-check: tracing cost on ResNet-50, attribution on GPT-2, and 3x oversubscription.
+  # A short re-check: tests, tracing cost on ResNet-50, attribution on GPT-2, 3x oversubscription.
+  (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
+  grep -E "tests passed|tests failed|\*\*\*Failed" "$out/ctest.log"
   r=(python3 "$resnet" --batch 16 --steps 60 --warmup-steps 10)
   for round in 1 2 3; do
     native "resnet_native_$round" "${r[@]}" --json "$out/resnet_native_$round.json"
