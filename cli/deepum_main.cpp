@@ -45,7 +45,8 @@ fs::path own_directory() {
 std::string find_library() {
   if (const char* explicit_path = std::getenv("DEEPUM_LIBRARY")) return explicit_path;
   const fs::path here = own_directory();
-  for (const fs::path& candidate : {here / "../lib/libdeepum.so", here / "libdeepum.so", here / "lib/libdeepum.so"}) {
+  for (const fs::path& candidate :
+       {here / "../lib/libdeepum.so", here / "libdeepum.so", here / "lib/libdeepum.so"}) {
     std::error_code ignored;
     if (fs::exists(candidate, ignored)) return fs::weakly_canonical(candidate, ignored).string();
   }
@@ -66,7 +67,8 @@ bool take_config_option(std::vector<std::string>& args) {
         return false;
       }
       setenv("DEEPUM_CONFIG", args[i + 1].c_str(), 1);
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i + 2));
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+                 args.begin() + static_cast<std::ptrdiff_t>(i + 2));
       --i;
     }
   }
@@ -81,7 +83,8 @@ int show_config() {
   }
   std::printf("effective configuration (%s):\n", load.origin.c_str());
   for (const deepum::config::KeySpec& key : deepum::config::config_keys()) {
-    std::printf("  %-20s %s\n", std::string(key.name).c_str(), deepum::config::key_value_text(key, load.config).c_str());
+    std::printf("  %-20s %s\n", std::string(key.name).c_str(),
+                deepum::config::key_value_text(key, load.config).c_str());
   }
   std::printf("\n");
   std::printf("%s", deepum::config::keys_markdown_table().c_str());
@@ -158,7 +161,8 @@ int trace_command(const std::vector<std::string>& args) {
   if (verb == "convert" && args.size() == 3) {
     const TraceReadResult result = read_trace(args[1]);
     std::string error = result ? std::string() : result.error;
-    if (result && !write_perfetto_json(*result.trace, args[2], &error) && error.empty()) error = "write failed";
+    if (result && !write_perfetto_json(*result.trace, args[2], &error) && error.empty())
+      error = "write failed";
     if (!error.empty()) {
       std::fprintf(stderr, "%s\n", error.c_str());
       return 1;

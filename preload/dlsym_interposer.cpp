@@ -4,8 +4,8 @@
 #include <dlfcn.h>
 
 #include "deepum/core/session.hpp"
-#include "driver_entry_points.hpp"
 #include "deepum/cuda/real_symbols.hpp"
+#include "driver_entry_points.hpp"
 
 extern "C" __attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
   using namespace deepum::preload;

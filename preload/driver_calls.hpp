@@ -25,7 +25,7 @@ inline RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Li
 inline RealFunction<decltype(&::cuEventQuery)> event_query{"cuEventQuery", Library::libcuda};
 inline RealFunction<decltype(&::cuEventDestroy_v2)> event_destroy{"cuEventDestroy_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize",
-                                                                          Library::libcuda};
+                                                                         Library::libcuda};
 inline RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
 
 // "CUDA_ERROR_NO_DEVICE (100)".

@@ -18,9 +18,9 @@
 #define DEEPUM_EXPORT extern "C" __attribute__((visibility("default")))
 
 using deepum::core::InterceptedApi;
+using deepum::core::kNoMaxVersion;
 using deepum::core::ManagedRange;
 using deepum::core::StatusCodes;
-using deepum::core::kNoMaxVersion;
 using deepum::core::StreamVariant;
 
 namespace deepum::preload {
@@ -93,13 +93,15 @@ RealFunction<decltype(&::cuMemAlloc_v2)> real_mem_alloc{"cuMemAlloc_v2", Library
 RealFunction<decltype(&::cuMemFree_v2)> real_mem_free{"cuMemFree_v2", Library::libcuda};
 RealFunction<decltype(&::cuMemAllocPitch_v2)> real_mem_alloc_pitch{"cuMemAllocPitch_v2", Library::libcuda};
 RealFunction<decltype(&::cuMemAllocAsync)> real_mem_alloc_async{"cuMemAllocAsync", Library::libcuda};
-RealFunction<decltype(&::cuMemAllocAsync)> real_mem_alloc_async_ptsz{"cuMemAllocAsync_ptsz", Library::libcuda};
+RealFunction<decltype(&::cuMemAllocAsync)> real_mem_alloc_async_ptsz{"cuMemAllocAsync_ptsz",
+                                                                     Library::libcuda};
 RealFunction<decltype(&::cuMemFreeAsync)> real_mem_free_async{"cuMemFreeAsync", Library::libcuda};
 RealFunction<decltype(&::cuMemFreeAsync)> real_mem_free_async_ptsz{"cuMemFreeAsync_ptsz", Library::libcuda};
 RealFunction<decltype(&::cuMemGetInfo_v2)> real_mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
 RealFunction<decltype(&::cuIpcGetMemHandle)> real_ipc_get_mem_handle{"cuIpcGetMemHandle", Library::libcuda};
 RealFunction<decltype(&::cuMemCreate)> real_mem_create{"cuMemCreate", Library::libcuda};
-RealFunction<decltype(&::cuGetProcAddress_v2)> real_get_proc_address_v2{"cuGetProcAddress_v2", Library::libcuda};
+RealFunction<decltype(&::cuGetProcAddress_v2)> real_get_proc_address_v2{"cuGetProcAddress_v2",
+                                                                        Library::libcuda};
 using GetProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
 RealFunction<GetProcAddressV1> real_get_proc_address_v1{"cuGetProcAddress", Library::libcuda};
 
@@ -108,7 +110,8 @@ template <typename PassThrough>
 CUresult allocate(InterceptedApi api, CUdeviceptr* dptr, size_t bytes, PassThrough&& pass_through) {
   HookScope scope;
   core::Session* session = scope.outermost() && dptr != nullptr && bytes != 0 ? managing_session() : nullptr;
-  if (session == nullptr || !ensure_limits_resolved(*session, driver::query_device_total)) return pass_through();
+  if (session == nullptr || !ensure_limits_resolved(*session, driver::query_device_total))
+    return pass_through();
   cuda::start_tracing(*session);  // before the first managed allocation, as CUPTI requires
   driver::reap_deferred_frees();
   std::uintptr_t base = 0;
@@ -129,7 +132,8 @@ CUresult allocate(InterceptedApi api, CUdeviceptr* dptr, size_t bytes, PassThrou
 }
 
 template <typename ReleaseManaged, typename PassThrough>
-CUresult release(InterceptedApi api, CUdeviceptr dptr, ReleaseManaged&& release_managed, PassThrough&& pass_through) {
+CUresult release(InterceptedApi api, CUdeviceptr dptr, ReleaseManaged&& release_managed,
+                 PassThrough&& pass_through) {
   HookScope scope;
   core::Session* session = scope.outermost() && dptr != 0 ? managing_session() : nullptr;
   if (session == nullptr) return pass_through(static_cast<std::uintptr_t>(dptr));
@@ -172,8 +176,8 @@ CUresult substitute_proc_address(const char* symbol, void** pfn, int cuda_versio
   core::Session& session = core::Session::instance();
   if (!session.active()) return result;
   const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-  if (const DriverEntryPoint* entry = core::find_by_proc_address(driver_entry_points(), symbol, cuda_version,
-                                                                 per_thread)) {
+  if (const DriverEntryPoint* entry =
+          core::find_by_proc_address(driver_entry_points(), symbol, cuda_version, per_thread)) {
     entry->adopt_real(*pfn);
     *pfn = entry->interposer;
     session.stats().count_entry_point_via_get_proc_address();
@@ -278,7 +282,8 @@ DEEPUM_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int c
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
   HookScope scope;
   const CUresult result = real(symbol, pfn, cuda_version, flags, status);
-  if (scope.outermost()) deepum::core::Session::instance().stats().count_call(InterceptedApi::cu_get_proc_address);
+  if (scope.outermost())
+    deepum::core::Session::instance().stats().count_call(InterceptedApi::cu_get_proc_address);
   return substitute_proc_address(symbol, pfn, cuda_version, flags, result);
 }
 
@@ -287,7 +292,8 @@ DEEPUM_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cuda
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
   HookScope scope;
   const CUresult result = real(symbol, pfn, cuda_version, flags);
-  if (scope.outermost()) deepum::core::Session::instance().stats().count_call(InterceptedApi::cu_get_proc_address);
+  if (scope.outermost())
+    deepum::core::Session::instance().stats().count_call(InterceptedApi::cu_get_proc_address);
   return substitute_proc_address(symbol, pfn, cuda_version, flags, result);
 }
 
@@ -296,29 +302,41 @@ namespace deepum::preload {
 // Every driver export, with the names and versions under which the driver hands it out.
 const DriverEntryPoint kDriverEntryPoints[] = {
     {{"cuMemAlloc_v2", "cuMemAlloc", 3020, kNoMaxVersion, StreamVariant::not_applicable},
-     reinterpret_cast<void*>(&cuMemAlloc_v2), [](void* fn) { real_mem_alloc.set(fn); }},
+     reinterpret_cast<void*>(&cuMemAlloc_v2),
+     [](void* fn) { real_mem_alloc.set(fn); }},
     {{"cuMemAllocPitch_v2", "cuMemAllocPitch", 3020, kNoMaxVersion, StreamVariant::not_applicable},
-     reinterpret_cast<void*>(&cuMemAllocPitch_v2), [](void* fn) { real_mem_alloc_pitch.set(fn); }},
+     reinterpret_cast<void*>(&cuMemAllocPitch_v2),
+     [](void* fn) { real_mem_alloc_pitch.set(fn); }},
     {{"cuMemFree_v2", "cuMemFree", 3020, kNoMaxVersion, StreamVariant::not_applicable},
-     reinterpret_cast<void*>(&cuMemFree_v2), [](void* fn) { real_mem_free.set(fn); }},
+     reinterpret_cast<void*>(&cuMemFree_v2),
+     [](void* fn) { real_mem_free.set(fn); }},
     {{"cuMemGetInfo_v2", "cuMemGetInfo", 3020, kNoMaxVersion, StreamVariant::not_applicable},
-     reinterpret_cast<void*>(&cuMemGetInfo_v2), [](void* fn) { real_mem_get_info.set(fn); }},
+     reinterpret_cast<void*>(&cuMemGetInfo_v2),
+     [](void* fn) { real_mem_get_info.set(fn); }},
     {{"cuMemAllocAsync", "cuMemAllocAsync", 11020, kNoMaxVersion, StreamVariant::legacy},
-     reinterpret_cast<void*>(&cuMemAllocAsync), [](void* fn) { real_mem_alloc_async.set(fn); }},
+     reinterpret_cast<void*>(&cuMemAllocAsync),
+     [](void* fn) { real_mem_alloc_async.set(fn); }},
     {{"cuMemAllocAsync_ptsz", "cuMemAllocAsync", 11020, kNoMaxVersion, StreamVariant::per_thread},
-     reinterpret_cast<void*>(&cuMemAllocAsync_ptsz), [](void* fn) { real_mem_alloc_async_ptsz.set(fn); }},
+     reinterpret_cast<void*>(&cuMemAllocAsync_ptsz),
+     [](void* fn) { real_mem_alloc_async_ptsz.set(fn); }},
     {{"cuMemFreeAsync", "cuMemFreeAsync", 11020, kNoMaxVersion, StreamVariant::legacy},
-     reinterpret_cast<void*>(&cuMemFreeAsync), [](void* fn) { real_mem_free_async.set(fn); }},
+     reinterpret_cast<void*>(&cuMemFreeAsync),
+     [](void* fn) { real_mem_free_async.set(fn); }},
     {{"cuMemFreeAsync_ptsz", "cuMemFreeAsync", 11020, kNoMaxVersion, StreamVariant::per_thread},
-     reinterpret_cast<void*>(&cuMemFreeAsync_ptsz), [](void* fn) { real_mem_free_async_ptsz.set(fn); }},
+     reinterpret_cast<void*>(&cuMemFreeAsync_ptsz),
+     [](void* fn) { real_mem_free_async_ptsz.set(fn); }},
     {{"cuIpcGetMemHandle", "cuIpcGetMemHandle", 4010, kNoMaxVersion, StreamVariant::not_applicable},
-     reinterpret_cast<void*>(&cuIpcGetMemHandle), [](void* fn) { real_ipc_get_mem_handle.set(fn); }},
+     reinterpret_cast<void*>(&cuIpcGetMemHandle),
+     [](void* fn) { real_ipc_get_mem_handle.set(fn); }},
     {{"cuMemCreate", "cuMemCreate", 10020, kNoMaxVersion, StreamVariant::not_applicable},
-     reinterpret_cast<void*>(&cuMemCreate), [](void* fn) { real_mem_create.set(fn); }},
+     reinterpret_cast<void*>(&cuMemCreate),
+     [](void* fn) { real_mem_create.set(fn); }},
     {{"cuGetProcAddress_v2", "cuGetProcAddress", 12000, kNoMaxVersion, StreamVariant::not_applicable},
-     reinterpret_cast<void*>(&cuGetProcAddress_v2), [](void* fn) { real_get_proc_address_v2.set(fn); }},
+     reinterpret_cast<void*>(&cuGetProcAddress_v2),
+     [](void* fn) { real_get_proc_address_v2.set(fn); }},
     {{"cuGetProcAddress", "cuGetProcAddress", 11030, 12000, StreamVariant::not_applicable},
-     reinterpret_cast<void*>(&cuGetProcAddress), [](void* fn) { real_get_proc_address_v1.set(fn); }},
+     reinterpret_cast<void*>(&cuGetProcAddress),
+     [](void* fn) { real_get_proc_address_v1.set(fn); }},
 };
 
 std::span<const DriverEntryPoint> driver_entry_points() { return kDriverEntryPoints; }

@@ -40,10 +40,11 @@ bool ensure_limits_resolved(core::Session& session, QueryTotal&& query_total) {
     return false;
   }
   allocations.resolve_limits(total);
-  core::logger().info("managing GPU allocations as unified memory: allocation limit {}, resident limit {} "
-                      "(device has {})",
-                      core::format_bytes(allocations.alloc_limit_bytes()),
-                      core::format_bytes(allocations.resident_limit_bytes()), core::format_bytes(total));
+  core::logger().info(
+      "managing GPU allocations as unified memory: allocation limit {}, resident limit {} "
+      "(device has {})",
+      core::format_bytes(allocations.alloc_limit_bytes()),
+      core::format_bytes(allocations.resident_limit_bytes()), core::format_bytes(total));
   return true;
 }
 

@@ -28,8 +28,9 @@ void switch_off_expandable_segments() {
     } else {
       setenv(variable, rewritten->c_str(), 1);
     }
-    core::logger().info("{}=\"{}\": expandable_segments switched off (its cuMemCreate memory cannot be managed)",
-                        variable, original);
+    core::logger().info(
+        "{}=\"{}\": expandable_segments switched off (its cuMemCreate memory cannot be managed)", variable,
+        original);
   }
 }
 

@@ -5,11 +5,11 @@
 
 #include <cstdint>
 
+#include "deepum/cuda/real_function.hpp"
 #include "deepum/cuda/tracing_session.hpp"
 #include "driver_calls.hpp"
 #include "hook_scope.hpp"
 #include "interposer_support.hpp"
-#include "deepum/cuda/real_function.hpp"
 
 #define DEEPUM_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -27,7 +27,8 @@ RealFunction<decltype(&::cudaMalloc)> real_malloc{"cudaMalloc", Library::cudart}
 RealFunction<decltype(&::cudaFree)> real_free{"cudaFree", Library::cudart};
 RealFunction<decltype(&::cudaMallocPitch)> real_malloc_pitch{"cudaMallocPitch", Library::cudart};
 RealFunction<decltype(&::cudaMemGetInfo)> real_mem_get_info{"cudaMemGetInfo", Library::cudart};
-RealFunction<decltype(&::cudaIpcGetMemHandle)> real_ipc_get_mem_handle{"cudaIpcGetMemHandle", Library::cudart};
+RealFunction<decltype(&::cudaIpcGetMemHandle)> real_ipc_get_mem_handle{"cudaIpcGetMemHandle",
+                                                                       Library::cudart};
 RealFunction<decltype(&::cudaGetErrorName)> real_get_error_name{"cudaGetErrorName", Library::cudart};
 using MallocAsyncFn = cudaError_t (*)(void**, size_t, cudaStream_t);
 using FreeAsyncFn = cudaError_t (*)(void*, cudaStream_t);
@@ -80,7 +81,8 @@ cudaError_t allocate(InterceptedApi api, void** out, size_t bytes, PassThrough&&
 }
 
 template <typename ReleaseManaged, typename PassThrough>
-cudaError_t release(InterceptedApi api, void* ptr, ReleaseManaged&& release_managed, PassThrough&& pass_through) {
+cudaError_t release(InterceptedApi api, void* ptr, ReleaseManaged&& release_managed,
+                    PassThrough&& pass_through) {
   HookScope scope;
   core::Session* session = scope.outermost() && ptr != nullptr ? managing_session() : nullptr;
   if (session == nullptr) return pass_through(reinterpret_cast<std::uintptr_t>(ptr));
@@ -102,14 +104,17 @@ cudaError_t malloc_async(RealFunction<MallocAsyncFn>& real, void** ptr, size_t s
                   [&] { return call_or_missing(real.get(), ptr, size, stream); });
 }
 
-cudaError_t free_async(RealFunction<FreeAsyncFn>& real, void* ptr, cudaStream_t stream, cudaStream_t order_after) {
+cudaError_t free_async(RealFunction<FreeAsyncFn>& real, void* ptr, cudaStream_t stream,
+                       cudaStream_t order_after) {
   return release(
       InterceptedApi::cuda_free_async, ptr,
       [order_after](const ManagedRange& range) {
         // The runtime shares the driver's numbering for the errors this path can return.
         return static_cast<cudaError_t>(driver::free_after_stream(range, order_after));
       },
-      [&](std::uintptr_t base) { return call_or_missing(real.get(), reinterpret_cast<void*>(base), stream); });
+      [&](std::uintptr_t base) {
+        return call_or_missing(real.get(), reinterpret_cast<void*>(base), stream);
+      });
 }
 
 }  // namespace
@@ -123,9 +128,12 @@ DEEPUM_EXPORT cudaError_t cudaMalloc(void** ptr, size_t size) {
 }
 
 DEEPUM_EXPORT cudaError_t cudaFree(void* ptr) {
-  auto free_fn = [](std::uintptr_t base) { return call_or_missing(real_free.get(), reinterpret_cast<void*>(base)); };
-  return release(InterceptedApi::cuda_free, ptr, [&](const ManagedRange& range) { return free_fn(range.base); },
-                 free_fn);
+  auto free_fn = [](std::uintptr_t base) {
+    return call_or_missing(real_free.get(), reinterpret_cast<void*>(base));
+  };
+  return release(
+      InterceptedApi::cuda_free, ptr, [&](const ManagedRange& range) { return free_fn(range.base); },
+      free_fn);
 }
 
 DEEPUM_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {

@@ -17,21 +17,25 @@ constexpr std::array kKeys{
         field<&Config::alloc_limit>()},
     KeySpec{"resident_limit", "100%", "Most of that memory kept resident in GPU memory at once.",
             field<&Config::resident_limit>()},
-    KeySpec{"eviction_headroom", "256MiB", "Free room deepum keeps under resident_limit when it evicts (at least a tenth of the limit).",
+    KeySpec{"eviction_headroom", "256MiB",
+            "Free room deepum keeps under resident_limit when it evicts (at least a tenth of the limit).",
             field<&Config::eviction_headroom>()},
-    KeySpec{"tracing", "full",
-            "What deepum watches with CUPTI: full (launches, kernel and copy times, page faults, migrations), "
-            "kernels (no faults or migrations), launches (launch callbacks only), off.",
-            field<&Config::tracing>()},
+    KeySpec{
+        "tracing", "full",
+        "What deepum watches with CUPTI: full (launches, kernel and copy times, page faults, migrations), "
+        "kernels (no faults or migrations), launches (launch callbacks only), off.",
+        field<&Config::tracing>()},
     KeySpec{"trace_file", "",
             "Path prefix for a trace of the run: writes PREFIX.dtrace (compact, replayable) and "
             "PREFIX.perfetto.json (open in ui.perfetto.dev); %p becomes the process id. Empty writes none.",
             field<&Config::trace_file>()},
     KeySpec{"cupti_library", "", "Path of libcupti.so to load; empty searches the usual places.",
             field<&Config::cupti_library>()},
-    KeySpec{"trace_flush_ms", "5", "How often CUPTI hands over its activity records, in milliseconds; at most 2 while resident_limit is "
-            "enforced.",
-            field<&Config::trace_flush_ms>(), IntegerRange{1, 1000}},
+    KeySpec{
+        "trace_flush_ms", "5",
+        "How often CUPTI hands over its activity records, in milliseconds; at most 2 while resident_limit is "
+        "enforced.",
+        field<&Config::trace_flush_ms>(), IntegerRange{1, 1000}},
     KeySpec{"worker_interval_us", "1000",
             "How often deepum's worker thread acts on new events, in microseconds; at most 250 while "
             "resident_limit is enforced.",

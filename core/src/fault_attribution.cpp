@@ -53,7 +53,8 @@ void FaultAttributor::forget_old_executions() {
   // Keep executions a pending fault could still need, and a window behind the newest.
   Timestamp keep_from = newest_end_ > kGiveUpNs ? newest_end_ - kGiveUpNs : 0;
   for (const PageFault& fault : pending_) keep_from = std::min(keep_from, fault.start);
-  const Timestamp horizon = keep_from > longest_kernel_ + kSlackNs ? keep_from - longest_kernel_ - kSlackNs : 0;
+  const Timestamp horizon =
+      keep_from > longest_kernel_ + kSlackNs ? keep_from - longest_kernel_ - kSlackNs : 0;
   for (auto it = executions_.begin(); it != executions_.end() && it->first < horizon;) {
     launches_.erase(it->second.correlation_id);
     it = executions_.erase(it);

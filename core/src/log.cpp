@@ -13,12 +13,18 @@ constexpr const char* kPattern = "[deepum %P %l] %v";
 
 spdlog::level::level_enum to_spdlog(config::LogLevel level) {
   switch (level) {
-    case config::LogLevel::trace: return spdlog::level::trace;
-    case config::LogLevel::debug: return spdlog::level::debug;
-    case config::LogLevel::info: return spdlog::level::info;
-    case config::LogLevel::warn: return spdlog::level::warn;
-    case config::LogLevel::error: return spdlog::level::err;
-    case config::LogLevel::off: return spdlog::level::off;
+    case config::LogLevel::trace:
+      return spdlog::level::trace;
+    case config::LogLevel::debug:
+      return spdlog::level::debug;
+    case config::LogLevel::info:
+      return spdlog::level::info;
+    case config::LogLevel::warn:
+      return spdlog::level::warn;
+    case config::LogLevel::error:
+      return spdlog::level::err;
+    case config::LogLevel::off:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }

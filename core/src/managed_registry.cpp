@@ -12,7 +12,8 @@ bool ManagedRegistry::insert(const ManagedRange& range) {
   if (next != ranges_.begin() && std::prev(next)->second.contains(range.base)) return false;
   ranges_.emplace_hint(next, range.base, range);
   live_bytes_ += range.bytes;
-  if (range.base < span_low_.load(std::memory_order_relaxed)) span_low_.store(range.base, std::memory_order_relaxed);
+  if (range.base < span_low_.load(std::memory_order_relaxed))
+    span_low_.store(range.base, std::memory_order_relaxed);
   if (range.base + range.bytes > span_high_.load(std::memory_order_relaxed)) {
     span_high_.store(range.base + range.bytes, std::memory_order_relaxed);
   }

@@ -88,7 +88,8 @@ void ResidencyMap::on_use(std::uint64_t address, Timestamp time) {
 
 void ResidencyMap::on_evicted(const AddressRange& range) {
   for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t overlap) {
-    if (Block* block = find(id)) set_gpu_bytes(id, *block, block->gpu_bytes > overlap ? block->gpu_bytes - overlap : 0);
+    if (Block* block = find(id))
+      set_gpu_bytes(id, *block, block->gpu_bytes > overlap ? block->gpu_bytes - overlap : 0);
   });
 }
 
@@ -97,8 +98,8 @@ std::uint64_t ResidencyMap::resident_bytes_of(BlockId block) const {
   return it == blocks_.end() ? 0 : it->second.gpu_bytes;
 }
 
-std::vector<AddressRange> ResidencyMap::choose_victims(std::uint64_t bytes_to_free,
-                                                       const std::function<bool(BlockId)>& is_protected) const {
+std::vector<AddressRange> ResidencyMap::choose_victims(
+    std::uint64_t bytes_to_free, const std::function<bool(BlockId)>& is_protected) const {
   std::vector<BlockId> chosen;
   std::uint64_t covered = 0;
   // First pass: unprotected blocks only; second pass, if still short: protected ones too.

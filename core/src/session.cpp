@@ -88,7 +88,8 @@ void Session::write_exit_report() {
 
 void Session::attach_pipeline(std::unique_ptr<EventPipeline> pipeline) {
   EventPipeline* expected = nullptr;
-  if (pipeline_.compare_exchange_strong(expected, pipeline.get(), std::memory_order_acq_rel)) pipeline.release();
+  if (pipeline_.compare_exchange_strong(expected, pipeline.get(), std::memory_order_acq_rel))
+    pipeline.release();
 }
 
 void Session::set_tracing_status(std::string status) {

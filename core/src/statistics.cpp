@@ -68,19 +68,20 @@ std::string render_summary(const StatisticsSnapshot& s, const std::string& heade
   std::string out = "deepum summary: " + header + "\n";
   append_line(out, "  limits: allocation {}, resident {}", format_bytes(s.alloc_limit_bytes),
               format_bytes(s.resident_limit_bytes));
-  append_line(out, "  {:<20} {:>10} {:>8} {:>8} {:>14}", "intercepted call", "calls", "refused", "failed", "bytes");
+  append_line(out, "  {:<20} {:>10} {:>8} {:>8} {:>14}", "intercepted call", "calls", "refused", "failed",
+              "bytes");
   bool any = false;
   for (std::size_t i = 0; i < kInterceptedApiCount; ++i) {
     const ApiCounters& c = s.per_api[i];
     if (c.calls == 0) continue;
     any = true;
-    append_line(out, "  {:<20} {:>10} {:>8} {:>8} {:>14}", kInterceptedApiNames[i], c.calls, c.refused, c.failed,
-                c.bytes ? format_bytes(c.bytes) : std::string("-"));
+    append_line(out, "  {:<20} {:>10} {:>8} {:>8} {:>14}", kInterceptedApiNames[i], c.calls, c.refused,
+                c.failed, c.bytes ? format_bytes(c.bytes) : std::string("-"));
   }
   if (!any) out += "  (no intercepted calls)\n";
-  append_line(out, "  managed allocations: {} ({} in all), live at exit {} ({}), peak {}", s.managed_allocations,
-              format_bytes(s.managed_bytes_total), s.live_managed_allocations, format_bytes(s.live_managed_bytes),
-              format_bytes(s.peak_managed_bytes));
+  append_line(out, "  managed allocations: {} ({} in all), live at exit {} ({}), peak {}",
+              s.managed_allocations, format_bytes(s.managed_bytes_total), s.live_managed_allocations,
+              format_bytes(s.live_managed_bytes), format_bytes(s.peak_managed_bytes));
   append_line(out, "  frees passed through (not deepum's memory): {}", s.passthrough_frees);
   append_line(out, "  driver entry points substituted: {} via dlsym, {} via cuGetProcAddress",
               s.entry_points_via_dlsym, s.entry_points_via_get_proc_address);
@@ -90,30 +91,35 @@ std::string render_summary(const StatisticsSnapshot& s, const std::string& heade
 std::string render_tracing_summary(const PipelineStats& t, const std::string& status) {
   std::string out;
   append_line(out, "  tracing: {}", status.empty() ? std::string("on") : status);
-  const double pointer_share =
-      t.launches ? 100.0 * static_cast<double>(t.launches_with_managed_pointers) / static_cast<double>(t.launches) : 0.0;
-  append_line(out, "  kernel launches: {} ({:.1f}% with managed pointer arguments, {} dropped), executions: {}",
+  const double pointer_share = t.launches ? 100.0 * static_cast<double>(t.launches_with_managed_pointers) /
+                                                static_cast<double>(t.launches)
+                                          : 0.0;
+  append_line(out,
+              "  kernel launches: {} ({:.1f}% with managed pointer arguments, {} dropped), executions: {}",
               t.launches, pointer_share, t.launches_dropped, t.executions);
   const std::uint64_t decided = t.attribution.attributed + t.attribution.unattributed;
   const double attributed_share =
       decided ? 100.0 * static_cast<double>(t.attribution.attributed) / static_cast<double>(decided) : 0.0;
+  append_line(
+      out,
+      "  GPU page faults: {} in {} records ({} raised by prefetches, {} while kernel records were paused); "
+      "{:.1f}% of the others attributed to a kernel or copy",
+      t.faults, t.fault_records, t.attribution.from_prefetch, t.attribution.while_unrecorded,
+      attributed_share);
   append_line(out,
-              "  GPU page faults: {} in {} records ({} raised by prefetches, {} while kernel records were paused); "
-              "{:.1f}% of the others attributed to a kernel or copy",
-              t.faults, t.fault_records, t.attribution.from_prefetch, t.attribution.while_unrecorded,
-              attributed_share);
-  append_line(out, "  migrated to GPU: {} in {} transfers; to host: {} in {} transfers ({} evicted by the driver)",
-              format_bytes(t.bytes_to_gpu), t.migrations_to_gpu, format_bytes(t.bytes_to_host), t.migrations_to_host,
-              format_bytes(t.bytes_to_host_by_eviction));
+              "  migrated to GPU: {} in {} transfers; to host: {} in {} transfers ({} evicted by the driver)",
+              format_bytes(t.bytes_to_gpu), t.migrations_to_gpu, format_bytes(t.bytes_to_host),
+              t.migrations_to_host, format_bytes(t.bytes_to_host_by_eviction));
   append_line(out, "  deepum evictions: {} ({}), {} refused by the driver", t.deepum_evictions,
               format_bytes(t.deepum_evicted_bytes), t.deepum_eviction_failures);
-  append_line(out, "  peak resident: {} estimated, {} measured by the driver", format_bytes(t.peak_estimated_resident_bytes),
-              format_bytes(t.peak_measured_used_bytes));
+  append_line(out, "  peak resident: {} estimated, {} measured by the driver",
+              format_bytes(t.peak_estimated_resident_bytes), format_bytes(t.peak_measured_used_bytes));
   return out;
 }
 
-std::string render_json(const StatisticsSnapshot& s, const std::string& process, const std::string& config_origin,
-                        const PipelineStats* tracing, const std::string& tracing_status) {
+std::string render_json(const StatisticsSnapshot& s, const std::string& process,
+                        const std::string& config_origin, const PipelineStats* tracing,
+                        const std::string& tracing_status) {
   nlohmann::json calls = nlohmann::json::object();
   for (std::size_t i = 0; i < kInterceptedApiCount; ++i) {
     const ApiCounters& c = s.per_api[i];

@@ -14,7 +14,8 @@ RealFunction<decltype(&::cuStreamCreate)> stream_create{"cuStreamCreate", Librar
 RealFunction<decltype(&::cuStreamDestroy_v2)> stream_destroy{"cuStreamDestroy_v2", Library::libcuda};
 RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize", Library::libcuda};
 RealFunction<decltype(&::cuMemPrefetchAsync_v2)> prefetch_async{"cuMemPrefetchAsync_v2", Library::libcuda};
-RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetchBatchAsync", Library::libcuda};
+RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetchBatchAsync",
+                                                                  Library::libcuda};
 RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
 RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
 
@@ -68,7 +69,8 @@ bool DriverHintExecutor::prefetch(std::span<const core::AddressRange> ranges, CU
     batch_supported_ = false;
   }
   for (const core::AddressRange& range : ranges) {
-    const CUresult r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, location, 0, stream_);
+    const CUresult r =
+        prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, location, 0, stream_);
     if (r != CUDA_SUCCESS) {
       last_error_ = describe("cuMemPrefetchAsync", r);
       return false;
@@ -109,10 +111,12 @@ std::string place_on_host(std::uint64_t address, std::uint64_t bytes) {
   }
   CUmemLocation host{};
   host.type = CU_MEM_LOCATION_TYPE_HOST;
-  if (CUresult r = prefetch_async.get()(static_cast<CUdeviceptr>(address), bytes, host, 0, stream); r != CUDA_SUCCESS) {
+  if (CUresult r = prefetch_async.get()(static_cast<CUdeviceptr>(address), bytes, host, 0, stream);
+      r != CUDA_SUCCESS) {
     return describe("cuMemPrefetchAsync", r);
   }
-  if (CUresult r = stream_synchronize.get()(stream); r != CUDA_SUCCESS) return describe("cuStreamSynchronize", r);
+  if (CUresult r = stream_synchronize.get()(stream); r != CUDA_SUCCESS)
+    return describe("cuStreamSynchronize", r);
   return {};
 }
 

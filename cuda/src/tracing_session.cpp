@@ -135,8 +135,8 @@ void stop_tracing_at_exit() {
     const cupti_tracer::TracerStats stats = runtime->tracer->stats();
     std::string note = "; CUPTI records dropped: " + std::to_string(stats.dropped_records);
     if (stats.callback_ns != 0 && stats.launches != 0) {
-      note += "; launch callback " + std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches)) +
-              " ns on average";
+      note += "; launch callback " +
+              std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches)) + " ns on average";
     }
     runtime->session->append_tracing_status(note);
   }
@@ -165,7 +165,8 @@ std::unique_ptr<core::TraceRecorder> open_trace(const core::Session& session) {
   metadata.emplace(core::trace_metadata::kStartTime, std::to_string(now_ns()));
   metadata.emplace("resident_limit_bytes", std::to_string(session.allocations().resident_limit_bytes()));
   metadata.emplace("alloc_limit_bytes", std::to_string(session.allocations().alloc_limit_bytes()));
-  const std::string error = recorder->open(core::expand_process_id(pattern, static_cast<long>(getpid())), metadata);
+  const std::string error =
+      recorder->open(core::expand_process_id(pattern, static_cast<long>(getpid())), metadata);
   if (!error.empty()) {
     core::logger().warn("cannot write the trace ({}); tracing continues without a file", error);
     return nullptr;
@@ -186,10 +187,14 @@ std::thread start_worker(Runtime& runtime) {
 
 cupti_tracer::TracingLevel tracer_level(config::TracingLevel level) {
   switch (level) {
-    case config::TracingLevel::off: return cupti_tracer::TracingLevel::none;
-    case config::TracingLevel::launches: return cupti_tracer::TracingLevel::launches;
-    case config::TracingLevel::kernels: return cupti_tracer::TracingLevel::full;
-    case config::TracingLevel::full: return cupti_tracer::TracingLevel::full;
+    case config::TracingLevel::off:
+      return cupti_tracer::TracingLevel::none;
+    case config::TracingLevel::launches:
+      return cupti_tracer::TracingLevel::launches;
+    case config::TracingLevel::kernels:
+      return cupti_tracer::TracingLevel::full;
+    case config::TracingLevel::full:
+      return cupti_tracer::TracingLevel::full;
   }
   return cupti_tracer::TracingLevel::full;
 }
@@ -201,7 +206,8 @@ void start_once(core::Session& session) {
 
   core::PipelineOptions options;
   options.resident_limit_bytes = session.allocations().resident_limit_bytes();
-  options.eviction_headroom_bytes = config.eviction_headroom.resolve(session.allocations().resident_limit_bytes());
+  options.eviction_headroom_bytes =
+      config.eviction_headroom.resolve(session.allocations().resident_limit_bytes());
   // Below the physical size the driver never evicts by itself: deepum must.
   options.enforce_resident_limit =
       session.allocations().resident_limit_bytes() < session.allocations().device_total_bytes();
@@ -219,22 +225,25 @@ void start_once(core::Session& session) {
     tracer_options.level = tracer_level(config.tracing);
     tracer_options.dlsym = real_dlsym();
     tracer_options.driver.func_get_param_info =
-        reinterpret_cast<decltype(tracer_options.driver.func_get_param_info)>(find_driver_function("cuFuncGetParamInfo"));
-    tracer_options.driver.kernel_get_param_info = reinterpret_cast<decltype(tracer_options.driver.kernel_get_param_info)>(
-        find_driver_function("cuKernelGetParamInfo"));
-    tracer_options.driver.func_get_name =
-        reinterpret_cast<decltype(tracer_options.driver.func_get_name)>(find_driver_function("cuFuncGetName"));
-    tracer_options.driver.kernel_get_name =
-        reinterpret_cast<decltype(tracer_options.driver.kernel_get_name)>(find_driver_function("cuKernelGetName"));
+        reinterpret_cast<decltype(tracer_options.driver.func_get_param_info)>(
+            find_driver_function("cuFuncGetParamInfo"));
+    tracer_options.driver.kernel_get_param_info =
+        reinterpret_cast<decltype(tracer_options.driver.kernel_get_param_info)>(
+            find_driver_function("cuKernelGetParamInfo"));
+    tracer_options.driver.func_get_name = reinterpret_cast<decltype(tracer_options.driver.func_get_name)>(
+        find_driver_function("cuFuncGetName"));
+    tracer_options.driver.kernel_get_name = reinterpret_cast<decltype(tracer_options.driver.kernel_get_name)>(
+        find_driver_function("cuKernelGetName"));
     tracer_options.driver.device_get_count =
-        reinterpret_cast<decltype(tracer_options.driver.device_get_count)>(find_driver_function("cuDeviceGetCount"));
+        reinterpret_cast<decltype(tracer_options.driver.device_get_count)>(
+            find_driver_function("cuDeviceGetCount"));
     tracer_options.managed = runtime->lookup.get();
     tracer_options.cupti_path = config.cupti_library;
     tracer_options.um_counter_all_devices = true;
     tracer_options.um_counters = config.tracing == config::TracingLevel::full;
     // Enforcing the resident limit, every millisecond of delay lets faults overshoot it.
-    const std::uint32_t flush_ms = options.enforce_resident_limit ? std::min(config.trace_flush_ms, 2u)
-                                                                  : config.trace_flush_ms;
+    const std::uint32_t flush_ms =
+        options.enforce_resident_limit ? std::min(config.trace_flush_ms, 2u) : config.trace_flush_ms;
     tracer_options.cupti_flush_period_ms = flush_ms;
     tracer_options.poll_period_ms = flush_ms;
     // Timing every callback costs two clock reads per launch: only when asked for (debug logging).

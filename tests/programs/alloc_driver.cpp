@@ -14,7 +14,8 @@ namespace {
 
 bool is_managed(CUdeviceptr ptr) {
   unsigned int managed = 0;
-  return cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr) == CUDA_SUCCESS && managed == 1;
+  return cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr) == CUDA_SUCCESS &&
+         managed == 1;
 }
 
 bool memset_and_verify(CUdeviceptr ptr, std::size_t words, unsigned int value) {
@@ -96,11 +97,14 @@ int main(int argc, char** argv) {
   CUdeviceptr c = 0;
   CHECK_TRUE(fn && reinterpret_cast<MemAllocFn>(fn)(&c, 2 * kMiB) == CUDA_SUCCESS && is_managed(c),
              "cuMemAlloc via cuGetProcAddress not managed");
-  CHECK_TRUE(free_fn && reinterpret_cast<MemFreeFn>(free_fn)(c) == CUDA_SUCCESS, "cuMemFree via cuGetProcAddress");
+  CHECK_TRUE(free_fn && reinterpret_cast<MemFreeFn>(free_fn)(c) == CUDA_SUCCESS,
+             "cuMemFree via cuGetProcAddress");
   void* async_fn = nullptr;
   void* free_async_fn = nullptr;
-  cuGetProcAddress("cuMemAllocAsync", &async_fn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status);
-  cuGetProcAddress("cuMemFreeAsync", &free_async_fn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &status);
+  cuGetProcAddress("cuMemAllocAsync", &async_fn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                   &status);
+  cuGetProcAddress("cuMemFreeAsync", &free_async_fn, 13000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
+                   &status);
   CUdeviceptr d = 0;
   CHECK_TRUE(async_fn && reinterpret_cast<MemAllocAsyncFn>(async_fn)(&d, 2 * kMiB, nullptr) == CUDA_SUCCESS &&
                  is_managed(d),
@@ -109,9 +113,10 @@ int main(int argc, char** argv) {
              "per-thread cuMemFreeAsync");
   // An old version asks for the 32-bit v1 function, which deepum must leave alone.
   void* v1 = nullptr;
-  CHECK_TRUE(cuGetProcAddress("cuMemAlloc", &v1, 3010, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
-                 v1 != fn,
-             "cuMemAlloc v1 must not be replaced by the v2 interposer");
+  CHECK_TRUE(
+      cuGetProcAddress("cuMemAlloc", &v1, 3010, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
+          v1 != fn,
+      "cuMemAlloc v1 must not be replaced by the v2 interposer");
 
   // dlsym on libcuda, as cudart does.
   void* libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -120,7 +125,8 @@ int main(int argc, char** argv) {
     auto alloc = reinterpret_cast<MemAllocFn>(dlsym(libcuda, "cuMemAlloc_v2"));
     auto release = reinterpret_cast<MemFreeFn>(dlsym(libcuda, "cuMemFree_v2"));
     CUdeviceptr e = 0;
-    CHECK_TRUE(alloc && alloc(&e, 2 * kMiB) == CUDA_SUCCESS && is_managed(e), "cuMemAlloc_v2 via dlsym not managed");
+    CHECK_TRUE(alloc && alloc(&e, 2 * kMiB) == CUDA_SUCCESS && is_managed(e),
+               "cuMemAlloc_v2 via dlsym not managed");
     CHECK_TRUE(release && release(e) == CUDA_SUCCESS, "cuMemFree_v2 via dlsym");
   }
 

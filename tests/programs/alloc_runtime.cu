@@ -24,7 +24,8 @@ __global__ void fill(std::uint32_t* data, std::size_t n, std::uint32_t seed) {
 
 bool is_managed(const void* ptr) {
   cudaPointerAttributes attributes{};
-  return cudaPointerGetAttributes(&attributes, ptr) == cudaSuccess && attributes.type == cudaMemoryTypeManaged;
+  return cudaPointerGetAttributes(&attributes, ptr) == cudaSuccess &&
+         attributes.type == cudaMemoryTypeManaged;
 }
 
 // Fills on the GPU and reads back on the host directly: only managed memory allows the latter.
@@ -88,7 +89,8 @@ int main(int argc, char** argv) {
   CHECK_TRUE(cudaStreamCreate(&stream) == cudaSuccess, "stream");
   for (int round = 0; round < 20; ++round) {
     std::uint32_t* b = nullptr;
-    CHECK_TRUE(cudaMallocAsync(reinterpret_cast<void**>(&b), 8 * kMiB, stream) == cudaSuccess, "cudaMallocAsync");
+    CHECK_TRUE(cudaMallocAsync(reinterpret_cast<void**>(&b), 8 * kMiB, stream) == cudaSuccess,
+               "cudaMallocAsync");
     CHECK_TRUE(round > 0 || is_managed(b), "cudaMallocAsync not managed");
     fill<<<64, 256, 0, stream>>>(b, 8 * kMiB / 4, static_cast<std::uint32_t>(round));
     CHECK_TRUE(cudaFreeAsync(b, stream) == cudaSuccess, "cudaFreeAsync");
@@ -111,14 +113,16 @@ int main(int argc, char** argv) {
   void* entry = nullptr;
   cudaDriverEntryPointQueryResult found{};
   CHECK_TRUE(cudaGetDriverEntryPointByVersion("cuMemAlloc", &entry, 13000, cudaEnableDefault, &found) ==
-                     cudaSuccess && entry != nullptr,
+                     cudaSuccess &&
+                 entry != nullptr,
              "cudaGetDriverEntryPointByVersion(cuMemAlloc)");
   void* free_entry = nullptr;
   cudaGetDriverEntryPointByVersion("cuMemFree", &free_entry, 13000, cudaEnableDefault, &found);
   if (entry != nullptr && free_entry != nullptr) {
     unsigned long long dptr = 0;
     CHECK_TRUE(reinterpret_cast<CuMemAllocFn>(entry)(&dptr, 4 * kMiB) == 0, "cuMemAlloc via entry point");
-    CHECK_TRUE(is_managed(reinterpret_cast<void*>(dptr)), "cuMemAlloc via cudaGetDriverEntryPoint not managed");
+    CHECK_TRUE(is_managed(reinterpret_cast<void*>(dptr)),
+               "cuMemAlloc via cudaGetDriverEntryPoint not managed");
     CHECK_TRUE(reinterpret_cast<CuMemFreeFn>(free_entry)(dptr) == 0, "cuMemFree via entry point");
   }
 

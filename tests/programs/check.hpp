@@ -6,14 +6,14 @@
 
 inline int g_failures = 0;
 
-#define CHECK_TRUE(cond, ...)                                          \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-      std::printf(__VA_ARGS__);                                        \
-      std::printf("\n");                                               \
-      ++g_failures;                                                    \
-    }                                                                  \
+#define CHECK_TRUE(cond, ...)                                     \
+  do {                                                            \
+    if (!(cond)) {                                                \
+      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      std::printf(__VA_ARGS__);                                   \
+      std::printf("\n");                                          \
+      ++g_failures;                                               \
+    }                                                             \
   } while (0)
 
 inline int finish(const char* program) {

@@ -108,7 +108,8 @@ TEST_CASE("a failed free keeps the range registered and the bytes counted") {
   std::uintptr_t a = 0;
   REQUIRE(f.allocate(kGiB, &a) == FakeStatus::ok);
   const auto status = f.service.free(
-      InterceptedApi::cuda_free, a, kCodes, [](const core::ManagedRange&) { return FakeStatus::driver_error; },
+      InterceptedApi::cuda_free, a, kCodes,
+      [](const core::ManagedRange&) { return FakeStatus::driver_error; },
       [](std::uintptr_t) { return FakeStatus::ok; });
   CHECK(status == FakeStatus::driver_error);
   CHECK(f.registry.find_containing(a));

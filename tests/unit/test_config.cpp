@@ -507,7 +507,8 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
 }
 
 TEST_CASE("tracing levels, by name in any case, from the file and the environment") {
-  const std::array levels{TracingLevel::off, TracingLevel::launches, TracingLevel::kernels, TracingLevel::full};
+  const std::array levels{TracingLevel::off, TracingLevel::launches, TracingLevel::kernels,
+                          TracingLevel::full};
   const std::array<std::string_view, 4> names{"off", "launches", "kernels", "full"};
   for (std::size_t i = 0; i < levels.size(); ++i) {
     CAPTURE(names[i]);
@@ -521,15 +522,17 @@ TEST_CASE("tracing levels, by name in any case, from the file and the environmen
     REQUIRE_MESSAGE(from_env.ok(), from_env.error);
     CHECK(from_env.config.tracing == levels[i]);
   }
-  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_TRACING", "verbose"}}.lookup()),
-               R"(deepum: environment DEEPUM_TRACING="verbose": expected one of off, launches, kernels, full)");
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_TRACING", "verbose"}}.lookup()),
+      R"(deepum: environment DEEPUM_TRACING="verbose": expected one of off, launches, kernels, full)");
   check_failed(cfg::load_config(FakeEnv{{"DEEPUM_TRACING", ""}}.lookup()),
                R"(deepum: environment DEEPUM_TRACING="": expected one of off, launches, kernels, full)");
   check_failed(
       load_text(R"({"tracing": "launch"})"),
       R"(deepum: config /tmp/x.json: key "tracing": expected one of off, launches, kernels, full, got "launch")");
-  check_failed(load_text(R"({"tracing": 2})"),
-               R"(deepum: config /tmp/x.json: key "tracing": expected one of off, launches, kernels, full, got 2)");
+  check_failed(
+      load_text(R"({"tracing": 2})"),
+      R"(deepum: config /tmp/x.json: key "tracing": expected one of off, launches, kernels, full, got 2)");
   check_failed(
       load_text(R"({"tracing": false})"),
       R"(deepum: config /tmp/x.json: key "tracing": expected one of off, launches, kernels, full, got false)");

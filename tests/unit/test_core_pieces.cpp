@@ -19,7 +19,7 @@ TEST_CASE("ManagedRegistry finds the range holding an address and rejects overla
   ManagedRegistry registry;
   CHECK(registry.insert({0x1000, 0x1000, InterceptedApi::cuda_malloc}));
   CHECK(registry.insert({0x3000, 0x100, InterceptedApi::cu_mem_alloc}));
-  CHECK_FALSE(registry.insert({0x1800, 0x10, InterceptedApi::cuda_malloc}));  // inside the first
+  CHECK_FALSE(registry.insert({0x1800, 0x10, InterceptedApi::cuda_malloc}));    // inside the first
   CHECK_FALSE(registry.insert({0x0800, 0x1000, InterceptedApi::cuda_malloc}));  // runs into it
   CHECK_FALSE(registry.insert({0x5000, 0, InterceptedApi::cuda_malloc}));
   CHECK(registry.insert({0x2000, 0x1000, InterceptedApi::cuda_malloc}));  // exactly adjacent
@@ -110,7 +110,8 @@ const TestEntry kEntries[] = {
     {{"cuGetProcAddress", "cuGetProcAddress", 11030, 12000, StreamVariant::not_applicable}, 5},
 };
 int proc(const char* symbol, int version, bool per_thread) {
-  const TestEntry* e = find_by_proc_address(std::span<const TestEntry>(kEntries), symbol, version, per_thread);
+  const TestEntry* e =
+      find_by_proc_address(std::span<const TestEntry>(kEntries), symbol, version, per_thread);
   return e ? e->id : 0;
 }
 }  // namespace

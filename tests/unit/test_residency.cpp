@@ -61,9 +61,10 @@ TEST_CASE("residency follows faults and migrations, clipped to managed ranges") 
 
 TEST_CASE("victims are the least recently used blocks, in-use blocks last, merged per range") {
   ResidencyMap map;
-  map.on_range_allocated(kBase, 8 * kMiB);               // blocks A0..A3
-  map.on_range_allocated(kBase + 8 * kMiB, 4 * kMiB);    // blocks B0..B1, adjacent range
-  for (int i = 0; i < 6; ++i) map.on_fault(fault_at(kBase + static_cast<std::uint64_t>(i) * 2 * kMiB, 10 + static_cast<Timestamp>(i)));
+  map.on_range_allocated(kBase, 8 * kMiB);             // blocks A0..A3
+  map.on_range_allocated(kBase + 8 * kMiB, 4 * kMiB);  // blocks B0..B1, adjacent range
+  for (int i = 0; i < 6; ++i)
+    map.on_fault(fault_at(kBase + static_cast<std::uint64_t>(i) * 2 * kMiB, 10 + static_cast<Timestamp>(i)));
   map.on_use(kBase, 100);  // A0 used most recently
   auto protect_a1 = [](BlockId b) { return b == block_of(kBase + 2 * kMiB); };
   auto victims = map.choose_victims(6 * kMiB, protect_a1);
@@ -86,8 +87,8 @@ TEST_CASE("faults are attributed to the kernel running at their time, late recor
   launch.correlation_id = 7;
   launch.execution_key = 77;
   attributor.on_launch(launch);
-  attributor.on_fault(fault_at(kBase, 1'500'000));   // during kernel 7
-  attributor.on_fault(fault_at(kBase, 5'000'000));   // during kernel 8, whose record comes later
+  attributor.on_fault(fault_at(kBase, 1'500'000));  // during kernel 7
+  attributor.on_fault(fault_at(kBase, 5'000'000));  // during kernel 8, whose record comes later
   attributor.on_execution({7, 1'000'000, 2'000'000, 1, 0});
   std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;  // correlation, key
   auto collect = [&](const PageFault&, const KernelExecution& e, const LaunchSummary* l) {
@@ -147,7 +148,8 @@ TEST_CASE("LaunchQueue drops rather than blocks when a ring is full") {
   CHECK(queue.drain([](const KernelLaunch&) {}) == LaunchQueue::kRingCapacity);
 }
 
-TEST_CASE("the pipeline keeps estimated residency under the limit and never evicts what a queued kernel needs") {
+TEST_CASE(
+    "the pipeline keeps estimated residency under the limit and never evicts what a queued kernel needs") {
   PipelineOptions options;
   options.resident_limit_bytes = 64 * kMiB;
   options.eviction_headroom_bytes = 8 * kMiB;
@@ -166,7 +168,8 @@ TEST_CASE("the pipeline keeps estimated residency under the limit and never evic
   std::uint64_t peak = 0;
   for (std::uint64_t block = 0; block < 128; ++block) {
     pipeline.on_fault(fault_at(kBase + block * 2 * kMiB, t));
-    pipeline.on_migration(migration(kBase + block * 2 * kMiB, 2 * kMiB, MigrationDirection::host_to_device, t++));
+    pipeline.on_migration(
+        migration(kBase + block * 2 * kMiB, 2 * kMiB, MigrationDirection::host_to_device, t++));
     pipeline.step(t, executor, nullptr);
     peak = std::max(peak, pipeline.residency().resident_bytes());
   }

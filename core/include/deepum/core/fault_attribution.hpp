@@ -16,12 +16,14 @@
 namespace deepum::core {
 
 struct AttributionStats {
-  std::uint64_t faults = 0;          // fault records seen
-  std::uint64_t from_prefetch = 0;   // raised by a prefetch (deepum's or the program's), not a kernel
-  std::uint64_t attributed = 0;      // given to a kernel or copy
-  std::uint64_t unattributed = 0;    // given up: nothing ran at that time
+  std::uint64_t faults = 0;            // fault records seen
+  std::uint64_t from_prefetch = 0;     // raised by a prefetch (deepum's or the program's), not a kernel
+  std::uint64_t attributed = 0;        // given to a kernel or copy
+  std::uint64_t unattributed = 0;      // given up: nothing ran at that time
   std::uint64_t while_unrecorded = 0;  // arrived while kernel records were paused
-  std::uint64_t pending() const { return faults - from_prefetch - while_unrecorded - attributed - unattributed; }
+  std::uint64_t pending() const {
+    return faults - from_prefetch - while_unrecorded - attributed - unattributed;
+  }
 };
 
 struct LaunchSummary {
@@ -56,7 +58,7 @@ class FaultAttributor {
   void forget_old_executions();
 
   std::unordered_map<std::uint64_t, LaunchSummary> launches_;  // by correlation id
-  std::multimap<Timestamp, KernelExecution> executions_;        // by start
+  std::multimap<Timestamp, KernelExecution> executions_;       // by start
   std::deque<PageFault> pending_;
   Timestamp newest_end_ = 0;
   bool recording_paused_ = false;

@@ -30,10 +30,10 @@ enum class InterceptedApi : std::size_t {
 inline constexpr std::size_t kInterceptedApiCount = static_cast<std::size_t>(InterceptedApi::count);
 
 inline constexpr std::array<std::string_view, kInterceptedApiCount> kInterceptedApiNames = {
-    "cudaMalloc",    "cudaMallocAsync",   "cudaMallocPitch", "cudaFree",
-    "cudaFreeAsync", "cudaMemGetInfo",    "cudaIpcGetMemHandle", "cuMemAlloc",
-    "cuMemAllocAsync", "cuMemAllocPitch", "cuMemFree",       "cuMemFreeAsync",
-    "cuMemGetInfo",  "cuIpcGetMemHandle", "cuMemCreate",     "cuGetProcAddress"};
+    "cudaMalloc",      "cudaMallocAsync",   "cudaMallocPitch",     "cudaFree",
+    "cudaFreeAsync",   "cudaMemGetInfo",    "cudaIpcGetMemHandle", "cuMemAlloc",
+    "cuMemAllocAsync", "cuMemAllocPitch",   "cuMemFree",           "cuMemFreeAsync",
+    "cuMemGetInfo",    "cuIpcGetMemHandle", "cuMemCreate",         "cuGetProcAddress"};
 
 constexpr std::string_view api_name(InterceptedApi api) {
   return kInterceptedApiNames[static_cast<std::size_t>(api)];

@@ -39,7 +39,7 @@ class LaunchQueue {
   };
   Ring& ring_for_this_thread();
 
-  const std::uint64_t id_;           // tells a thread's cached ring of another queue from ours
+  const std::uint64_t id_;          // tells a thread's cached ring of another queue from ours
   mutable std::mutex rings_mutex_;  // registration only, once per thread
   std::vector<std::unique_ptr<Ring>> rings_;
   std::atomic<std::uint64_t> dropped_{0};

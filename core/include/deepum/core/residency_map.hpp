@@ -51,8 +51,8 @@ class ResidencyMap {
 
  private:
   struct Block {
-    std::uint64_t capacity = 0;    // bytes of this block inside managed ranges
-    std::uint64_t gpu_bytes = 0;   // of those, estimated resident on the GPU
+    std::uint64_t capacity = 0;   // bytes of this block inside managed ranges
+    std::uint64_t gpu_bytes = 0;  // of those, estimated resident on the GPU
     Timestamp last_use = 0;
   };
 

@@ -13,10 +13,10 @@
 namespace deepum::core {
 
 struct ApiCounters {
-  std::uint64_t calls = 0;         // times the program called it (outermost calls only)
-  std::uint64_t refused = 0;       // allocations refused because they exceed the allocation limit
-  std::uint64_t failed = 0;        // calls that returned a CUDA error from the driver or runtime
-  std::uint64_t bytes = 0;         // bytes allocated through it (allocation calls only)
+  std::uint64_t calls = 0;    // times the program called it (outermost calls only)
+  std::uint64_t refused = 0;  // allocations refused because they exceed the allocation limit
+  std::uint64_t failed = 0;   // calls that returned a CUDA error from the driver or runtime
+  std::uint64_t bytes = 0;    // bytes allocated through it (allocation calls only)
 };
 
 // A plain copy of the counters, for rendering and tests.
@@ -70,7 +70,8 @@ std::string render_summary(const StatisticsSnapshot& stats, const std::string& h
 // residency. `status` says what the tracer could do.
 std::string render_tracing_summary(const PipelineStats& tracing, const std::string& status);
 // The same figures as a JSON document; `tracing` may be null.
-std::string render_json(const StatisticsSnapshot& stats, const std::string& process, const std::string& config_origin,
-                        const PipelineStats* tracing = nullptr, const std::string& tracing_status = {});
+std::string render_json(const StatisticsSnapshot& stats, const std::string& process,
+                        const std::string& config_origin, const PipelineStats* tracing = nullptr,
+                        const std::string& tracing_status = {});
 
 }  // namespace deepum::core

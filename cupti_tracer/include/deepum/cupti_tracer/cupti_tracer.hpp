@@ -185,7 +185,9 @@ class CuptiTracer {
   // launch-bound program feels. They only matter while faults need attributing, so the session
   // pauses them when no faults come and resumes them when faults return. No-op unless they run.
   void set_kernel_records_paused(bool paused) noexcept;
-  bool kernel_records_paused() const noexcept { return kernel_records_paused_.load(std::memory_order_relaxed); }
+  bool kernel_records_paused() const noexcept {
+    return kernel_records_paused_.load(std::memory_order_relaxed);
+  }
   // In the child after fork(): CUPTI and the poll thread are the parent's; forget them without
   // calling anything. The tracer is inert afterwards.
   void abandon_after_fork() noexcept;
