@@ -26,10 +26,6 @@ inline RealFunction<decltype(&::cuEventQuery)> event_query{"cuEventQuery", Libra
 inline RealFunction<decltype(&::cuEventDestroy_v2)> event_destroy{"cuEventDestroy_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize",
                                                                          Library::libcuda};
-inline RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
-
-// "CUDA_ERROR_NO_DEVICE (100)".
-std::string describe(CUresult result);
 
 // The current context's device memory total; an empty string on success, else the error.
 std::string query_device_total(std::uint64_t* total_bytes);

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "deepum/core/deferred_free_queue.hpp"
+#include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/tracing_session.hpp"
 #include "driver_calls.hpp"
 #include "driver_entry_points.hpp"
@@ -34,18 +35,12 @@ core::DeferredFreeQueue g_deferred_frees;
 constexpr StatusCodes<CUresult> kCodes{CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY};
 }  // namespace
 
-std::string describe(CUresult result) {
-  const char* name = nullptr;
-  if (auto fn = get_error_name.get(); fn == nullptr || fn(result, &name) != CUDA_SUCCESS) name = "CUDA error";
-  return std::string(name) + " (" + std::to_string(static_cast<int>(result)) + ")";
-}
-
 std::string query_device_total(std::uint64_t* total_bytes) {
   auto fn = mem_get_info.get();
   if (fn == nullptr) return "libcuda.so.1 not found";
   size_t free_bytes = 0, total = 0;
   const CUresult result = fn(&free_bytes, &total);
-  if (result != CUDA_SUCCESS) return "cuMemGetInfo: " + describe(result);
+  if (result != CUDA_SUCCESS) return cuda::describe("cuMemGetInfo", result);
   *total_bytes = total;
   return {};
 }
@@ -70,7 +65,7 @@ void reap_deferred_frees() {
       [](const core::DeferredFreeQueue::Entry& entry) {
         const CUresult freed = mem_free.get()(static_cast<CUdeviceptr>(entry.base));
         if (freed != CUDA_SUCCESS) {
-          core::logger().warn("deferred free of {:#x} failed: {}", entry.base, describe(freed));
+          core::logger().warn("deferred free of {:#x} failed: {}", entry.base, cuda::describe("", freed));
         }
         event_destroy.get()(static_cast<CUevent>(entry.completion));
       });

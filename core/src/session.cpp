@@ -32,7 +32,6 @@ Session::Session()
   if (!load_.ok()) {
     logger().error("{}", load_.error);
     logger().error("configuration rejected: deepum passes every call through untouched");
-    notices_given_ |= 1u << static_cast<unsigned>(OnceNotice::config_error);
     return;
   }
   active_ = load_.config.enabled;

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <vector>
 
+#include "deepum/core/log.hpp"
 #include "deepum/cuda/real_function.hpp"
 
 namespace deepum::cuda {
@@ -19,13 +20,14 @@ RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetch
 RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
 RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
 
+}  // namespace
+
 std::string describe(const char* what, CUresult result) {
   const char* name = nullptr;
-  if (auto fn = get_error_name.get(); fn == nullptr || fn(result, &name) != CUDA_SUCCESS) name = "error";
-  return std::string(what) + ": " + name + " (" + std::to_string(static_cast<int>(result)) + ")";
+  if (auto fn = get_error_name.get(); fn == nullptr || fn(result, &name) != CUDA_SUCCESS) name = "CUDA error";
+  const std::string prefix = what != nullptr && *what != '\0' ? std::string(what) + ": " : std::string();
+  return prefix + name + " (" + std::to_string(static_cast<int>(result)) + ")";
 }
-
-}  // namespace
 
 CUcontext current_context() {
   CUcontext context = nullptr;
@@ -62,19 +64,13 @@ bool DriverHintExecutor::prefetch(std::span<const core::AddressRange> ranges, CU
     const CUresult r = prefetch_batch.get()(pointers.data(), sizes.data(), pointers.size(), &location,
                                             &location_index, 1, 0, stream_);
     if (r == CUDA_SUCCESS) return true;
-    if (r != CUDA_ERROR_NOT_SUPPORTED) {
-      last_error_ = describe("cuMemPrefetchBatchAsync", r);
-      return false;
-    }
+    if (r != CUDA_ERROR_NOT_SUPPORTED) return fail(describe("cuMemPrefetchBatchAsync", r));
     batch_supported_ = false;
   }
   for (const core::AddressRange& range : ranges) {
     const CUresult r =
         prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, location, 0, stream_);
-    if (r != CUDA_SUCCESS) {
-      last_error_ = describe("cuMemPrefetchAsync", r);
-      return false;
-    }
+    if (r != CUDA_SUCCESS) return fail(describe("cuMemPrefetchAsync", r));
   }
   return true;
 }
@@ -85,11 +81,17 @@ bool DriverHintExecutor::evict_to_host(std::span<const core::AddressRange> range
   host.type = CU_MEM_LOCATION_TYPE_HOST;
   if (!prefetch(ranges, host)) return false;
   // Waiting here blocks only deepum's worker; the residency it reports is then true.
-  if (CUresult r = stream_synchronize.get()(stream_); r != CUDA_SUCCESS) {
-    last_error_ = describe("cuStreamSynchronize", r);
-    return false;
-  }
+  if (CUresult r = stream_synchronize.get()(stream_); r != CUDA_SUCCESS)
+    return fail(describe("cuStreamSynchronize", r));
   return true;
+}
+
+bool DriverHintExecutor::fail(std::string error) {
+  if (!failure_logged_) {
+    failure_logged_ = true;
+    core::logger().warn("the driver refused an eviction ({}); later refusals are only counted", error);
+  }
+  return false;
 }
 
 std::optional<std::uint64_t> DriverHintExecutor::device_used_bytes() {

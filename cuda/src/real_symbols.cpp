@@ -80,9 +80,4 @@ void* find_driver_function(const char* name) {
   return handle != nullptr ? real_dlsym()(handle, name) : nullptr;
 }
 
-bool is_own_address(const void* address) {
-  static const link_map* const self = object_of(reinterpret_cast<const void*>(&is_own_address));
-  return self != nullptr && object_of(address) == self;
-}
-
 }  // namespace deepum::cuda

@@ -20,12 +20,9 @@ namespace deepum::core {
 
 // Conditions worth one log line per process, however often they occur.
 enum class OnceNotice : std::size_t {
-  config_error,
-  disabled,
   no_device,
   ipc_on_managed,
   physical_allocation,
-  unknown_proc_variant,
   placement_failed,
   count
 };

@@ -24,16 +24,18 @@ class DriverHintExecutor final : public core::HintExecutor {
   bool evict_to_host(std::span<const core::AddressRange> ranges) override;
   std::optional<std::uint64_t> device_used_bytes() override;
 
-  const std::string& last_error() const { return last_error_; }
-
  private:
   bool prefetch(std::span<const core::AddressRange> ranges, CUmemLocation location);
+  bool fail(std::string error);  // logs the first failure, returns false
 
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;
   bool batch_supported_ = true;
-  std::string last_error_;
+  bool failure_logged_ = false;
 };
+
+// "cuMemPrefetchAsync: CUDA_ERROR_INVALID_VALUE (1)"; `what` may be empty.
+std::string describe(const char* what, CUresult result);
 
 // The context current on the calling thread (the program's, inside an allocation hook).
 CUcontext current_context();

@@ -21,7 +21,4 @@ void* libcuda_handle();
 // A function exported by libcuda, looked up directly (never through our interposers).
 void* find_driver_function(const char* name);
 
-// Whether `address` lies inside libdeepum itself.
-bool is_own_address(const void* address);
-
 }  // namespace deepum::cuda
