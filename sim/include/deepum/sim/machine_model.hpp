@@ -1,0 +1,57 @@
+// MachineModel: the GPU and link the simulator replays a workload on. Every figure is one the
+// simulator charges for: the GPU's memory, the link's bandwidth for each kind of transfer, the host
+// time of a hint call and the cost of a fault. h200() holds the figures measured on the H200
+// machine (docs/simulator.md names the measurement behind each); a JSON file overrides any of them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace deepum::sim {
+
+struct MachineModel {
+  // GPU memory the managed data may occupy, in bytes (whole 2 MB blocks are used).
+  std::uint64_t capacity_bytes = 0;
+  // Explicit prefetch of large ranges (cudaMemPrefetchAsync), after the call's host time.
+  double prefetch_h2d_gb_per_s = 0;
+  double prefetch_d2h_gb_per_s = 0;
+  // Host time of one prefetch call (one contiguous range), to the GPU and to the host.
+  double prefetch_h2d_call_us = 0;
+  double prefetch_d2h_call_us = 0;
+  // Fault-driven migration to the GPU, end to end (fault handling included).
+  double fault_h2d_gb_per_s = 0;
+  // The driver's own eviction when a fault finds the GPU full (on the faulting kernel's path).
+  double evict_d2h_gb_per_s = 0;
+  // A fault that moves no data: first touch of memory that holds nothing yet.
+  double fault_us = 0;
+  // Discard (cudaMemDiscardBatchAsync): host time per call, and the rate it drops memory at.
+  double discard_call_us = 0;
+  double discard_gb_per_s = 0;
+
+  // The H200 machine of docs/BACKGROUND.md section 2 (PCIe Gen5 x16, driver 580, CUDA 13.0).
+  static MachineModel h200();
+
+  bool operator==(const MachineModel&) const = default;
+};
+
+// Nanoseconds to move `bytes` at `gb_per_s` (1 GB/s = 1 byte/ns), rounded up.
+std::uint64_t transfer_ns(std::uint64_t bytes, double gb_per_s);
+// Microseconds as whole nanoseconds, rounded to nearest.
+std::uint64_t us_to_ns(double us);
+
+struct MachineLoad {
+  std::optional<MachineModel> model;  // set on success
+  std::string error;                  // "FILE: key 'x': ..." on failure
+};
+
+// h200() with the keys of a JSON object applied. Unknown keys, wrong types, negative or zero
+// figures and malformed JSON are errors naming the file (`name`) and the key.
+MachineLoad parse_machine_model(std::string_view json_text, std::string_view name);
+MachineLoad load_machine_model(const std::string& path);
+
+// The model as a JSON object, one key per line, keys in declaration order.
+std::string machine_model_json(const MachineModel& model);
+
+}  // namespace deepum::sim

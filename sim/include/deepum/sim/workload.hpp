@@ -1,0 +1,124 @@
+// Workload: what a trace says the GPU had to do, in the form the simulator replays. Each operation
+// the GPU ran (kernel, copy, memset), in start order, with its compute time and the 2 MB blocks it
+// touches; the managed ranges freed along the way. docs/simulator.md lists the approximations.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "deepum/core/events.hpp"
+#include "deepum/core/trace_file.hpp"
+
+namespace deepum::sim {
+
+// A block's dense index: 0..block_count-1, in address order.
+using BlockIndex = std::uint32_t;
+
+struct WorkloadOptions {
+  // A kernel's blocks are the union over every execution with its execution key (faulted blocks
+  // and pointer blocks): a block resident during one execution faults in none.
+  bool union_by_execution_key = true;
+  // A kernel's compute time is the shortest execution with its execution key (the least stalled
+  // by faults); off: each execution's own end - start.
+  bool min_compute_by_execution_key = true;
+};
+
+struct KernelStep {
+  std::uint64_t correlation_id = 0;
+  std::uint64_t execution_key = 0;  // 0 when no launch was seen (copies, memsets, untraced launches)
+  core::GpuOperation operation = core::GpuOperation::kernel;
+  core::Timestamp start = 0;  // in the trace
+  std::uint64_t compute_ns = 0;
+  std::uint32_t touch_set = 0;  // index into Workload::touch_set_offsets
+};
+
+// Managed blocks that stop existing before a kernel (their range was freed): dropped from the GPU
+// without any transfer.
+struct BlockRelease {
+  std::uint32_t before_kernel = 0;
+  BlockIndex first = 0;
+  std::uint32_t count = 0;
+};
+
+struct WorkloadStats {
+  std::uint64_t executions = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t launches_without_execution = 0;
+  std::uint64_t faults = 0;                // fault records read
+  std::uint64_t faults_from_prefetch = 0;  // access = prefetch: no kernel raised them
+  std::uint64_t faults_attributed = 0;
+  std::uint64_t faults_unattributed = 0;  // no execution covers their time
+  std::uint64_t managed_peak_bytes = 0;   // largest sum of live managed ranges
+};
+
+struct Workload {
+  std::vector<KernelStep> kernels;               // in GPU start order
+  std::vector<std::uint32_t> touch_set_offsets;  // set s is touches[offsets[s] .. offsets[s+1])
+  std::vector<BlockIndex> touches;               // each set sorted, no repeats
+  std::vector<core::BlockId> block_ids;          // dense index -> address >> 21, ascending
+  std::vector<BlockRelease> releases;            // by before_kernel
+  std::uint32_t iterations = 1;                  // repeating structure found (1: none)
+  WorkloadStats stats;
+
+  std::span<const BlockIndex> blocks_of(const KernelStep& kernel) const {
+    return std::span(touches).subspan(
+        touch_set_offsets[kernel.touch_set],
+        touch_set_offsets[kernel.touch_set + 1] - touch_set_offsets[kernel.touch_set]);
+  }
+  std::span<const BlockIndex> blocks_of(std::size_t kernel) const { return blocks_of(kernels[kernel]); }
+  std::uint32_t block_count() const { return static_cast<std::uint32_t>(block_ids.size()); }
+  std::uint64_t footprint_bytes() const { return block_ids.size() * core::kBlockBytes; }
+  std::uint64_t compute_ns() const;
+  std::uint32_t max_blocks_per_kernel() const;
+};
+
+struct WorkloadLoad {
+  Workload workload;
+  std::string error;  // the trace reader's message on failure
+  bool ok() const { return error.empty(); }
+};
+
+// Builds the workload from records in any order (each vector in file order). Faults go to the
+// execution covering their time, as core::FaultAttributor decides: within kSlackNs of its interval,
+// the latest-started one among several.
+class WorkloadBuilder {
+ public:
+  explicit WorkloadBuilder(WorkloadOptions options = {}) : options_(options) {}
+  void add(const core::KernelLaunch& launch);
+  void add(const core::KernelExecution& execution);
+  void add(const core::PageFault& fault);
+  void add(const core::RangeEvent& range);
+  void add(const core::TraceRecord& record);  // ignores the record types the model has no use for
+  Workload finish();
+
+ private:
+  struct LaunchInfo {
+    std::uint64_t execution_key = 0;
+    std::uint32_t first_pointer = 0;
+    std::uint16_t pointer_count = 0;
+  };
+  struct FaultInfo {
+    core::Timestamp time = 0;
+    core::BlockId block = 0;
+  };
+
+  WorkloadOptions options_;
+  std::vector<std::pair<std::uint64_t, LaunchInfo>> launches_;  // correlation id, info
+  std::vector<core::BlockId> pointer_blocks_;
+  std::vector<core::KernelExecution> executions_;
+  std::vector<FaultInfo> faults_;
+  std::vector<core::RangeEvent> ranges_;
+  WorkloadStats stats_;
+};
+
+Workload build_workload(const core::Trace& trace, WorkloadOptions options = {});
+// Streams the file through core::TraceReader: the whole trace is never held in memory.
+WorkloadLoad load_workload(const std::string& path, WorkloadOptions options = {});
+
+// The smallest period p such that the execution-key sequence repeats with period p (at least two
+// whole repetitions); the number of repetitions, or 1 when there is no repeating structure.
+std::uint32_t detect_iterations(std::span<const KernelStep> kernels);
+
+}  // namespace deepum::sim

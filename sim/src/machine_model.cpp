@@ -1,0 +1,151 @@
+#include "deepum/sim/machine_model.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "deepum/config/config.hpp"
+
+namespace deepum::sim {
+
+MachineModel MachineModel::h200() {
+  MachineModel m;
+  m.capacity_bytes = std::uint64_t{139} << 30;  // what an H200 leaves to a program, about 139 GiB
+  m.prefetch_h2d_gb_per_s = 49.0;               // one 2 GiB range: 46-51 GB/s
+  m.prefetch_d2h_gb_per_s = 15.0;               // one 2 GiB range: 10-20 GB/s
+  m.prefetch_h2d_call_us = 110.0;               // 1024 separate 2 MB calls: ~110 us of host time each
+  m.prefetch_d2h_call_us = 230.0;               // ... and ~230 us to the host
+  m.fault_h2d_gb_per_s = 13.0;                  // fault-driven migration, second pass (4-8 on first touch)
+  m.evict_d2h_gb_per_s = 10.0;                  // not measured alone: the low end of prefetch D2H
+  m.fault_us = 27.0;                            // one GPU fault on a new 2 MB block
+  m.discard_call_us = 110.0;                    // assumed equal to a prefetch call
+  m.discard_gb_per_s = 268.0;                   // 2 GiB discarded in 8 ms
+  return m;
+}
+
+std::uint64_t transfer_ns(std::uint64_t bytes, double gb_per_s) {
+  if (bytes == 0) return 0;
+  return static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / gb_per_s));
+}
+
+std::uint64_t us_to_ns(double us) { return static_cast<std::uint64_t>(std::llround(us * 1000.0)); }
+
+namespace {
+
+using Json = nlohmann::json;
+
+struct DoubleKey {
+  std::string_view name;
+  double MachineModel::*field;
+  bool zero_allowed;  // host times may be 0; bandwidths may not
+};
+
+constexpr DoubleKey kDoubleKeys[] = {
+    {"prefetch_h2d_gb_per_s", &MachineModel::prefetch_h2d_gb_per_s, false},
+    {"prefetch_d2h_gb_per_s", &MachineModel::prefetch_d2h_gb_per_s, false},
+    {"prefetch_h2d_call_us", &MachineModel::prefetch_h2d_call_us, true},
+    {"prefetch_d2h_call_us", &MachineModel::prefetch_d2h_call_us, true},
+    {"fault_h2d_gb_per_s", &MachineModel::fault_h2d_gb_per_s, false},
+    {"evict_d2h_gb_per_s", &MachineModel::evict_d2h_gb_per_s, false},
+    {"fault_us", &MachineModel::fault_us, true},
+    {"discard_call_us", &MachineModel::discard_call_us, true},
+    {"discard_gb_per_s", &MachineModel::discard_gb_per_s, false},
+};
+constexpr std::string_view kCapacityKey = "capacity_bytes";
+
+std::string known_keys() {
+  std::string keys(kCapacityKey);
+  for (const DoubleKey& key : kDoubleKeys) keys += ", " + std::string(key.name);
+  return keys;
+}
+
+std::string type_name(const Json& value) { return value.type_name(); }
+
+MachineLoad failure(std::string_view name, const std::string& what) {
+  return MachineLoad{std::nullopt, std::string(name) + ": " + what};
+}
+
+std::string format_double(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+}  // namespace
+
+MachineLoad parse_machine_model(std::string_view json_text, std::string_view name) {
+  Json document;
+  try {
+    document = Json::parse(json_text.begin(), json_text.end());
+  } catch (const Json::parse_error& e) {
+    return failure(name, std::string("not valid JSON: ") + e.what());
+  }
+  if (!document.is_object()) {
+    return failure(name, "expected a JSON object of machine-model keys, got " + type_name(document));
+  }
+  MachineModel model = MachineModel::h200();
+  for (const auto& [key, value] : document.items()) {
+    if (key == kCapacityKey) {
+      if (value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() > 0)) {
+        model.capacity_bytes = value.get<std::uint64_t>();
+      } else if (value.is_string()) {
+        std::string why;
+        const auto size = config::parse_size(value.get<std::string>(), &why);
+        if (!size || size->is_percent()) {
+          return failure(
+              name, "key '" + key + "': " + (size ? std::string("a percentage has no meaning here") : why));
+        }
+        model.capacity_bytes = size->bytes();
+      } else {
+        return failure(name, "key '" + key +
+                                 "': expected a byte count (a positive integer or a size such "
+                                 "as \"80GiB\"), got " +
+                                 type_name(value));
+      }
+      if (model.capacity_bytes < (std::uint64_t{2} << 20)) {
+        return failure(name, "key '" + key + "': the GPU must hold at least one 2 MB block");
+      }
+      continue;
+    }
+    const DoubleKey* known = nullptr;
+    for (const DoubleKey& candidate : kDoubleKeys) {
+      if (candidate.name == key) known = &candidate;
+    }
+    if (known == nullptr) {
+      return failure(name, "unknown key '" + key + "'; the keys are: " + known_keys());
+    }
+    if (!value.is_number()) {
+      return failure(name, "key '" + key + "': expected a number, got " + type_name(value));
+    }
+    const double number = value.get<double>();
+    if (!std::isfinite(number) || number < 0.0 || (number == 0.0 && !known->zero_allowed)) {
+      return failure(name, "key '" + key + "': expected a " +
+                               (known->zero_allowed ? "number >= 0" : "positive number") + ", got " +
+                               value.dump());
+    }
+    model.*(known->field) = number;
+  }
+  return MachineLoad{model, {}};
+}
+
+MachineLoad load_machine_model(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return failure(path, "cannot open the machine-model file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_machine_model(text.str(), path);
+}
+
+std::string machine_model_json(const MachineModel& model) {
+  std::string out = "{\n  \"capacity_bytes\": " + std::to_string(model.capacity_bytes);
+  for (const DoubleKey& key : kDoubleKeys) {
+    out += ",\n  \"" + std::string(key.name) + "\": " + format_double(model.*(key.field));
+  }
+  out += "\n}\n";
+  return out;
+}
+
+}  // namespace deepum::sim

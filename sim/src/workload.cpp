@@ -1,0 +1,293 @@
+#include "deepum/sim/workload.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+
+#include "deepum/core/fault_attribution.hpp"
+
+namespace deepum::sim {
+
+using core::BlockId;
+using core::Timestamp;
+
+std::uint64_t Workload::compute_ns() const {
+  std::uint64_t total = 0;
+  for (const KernelStep& kernel : kernels) total += kernel.compute_ns;
+  return total;
+}
+
+std::uint32_t Workload::max_blocks_per_kernel() const {
+  std::uint32_t most = 0;
+  for (std::size_t s = 0; s + 1 < touch_set_offsets.size(); ++s) {
+    most = std::max(most, touch_set_offsets[s + 1] - touch_set_offsets[s]);
+  }
+  return most;
+}
+
+void WorkloadBuilder::add(const core::KernelLaunch& launch) {
+  ++stats_.launches;
+  LaunchInfo info;
+  info.execution_key = launch.execution_key;
+  info.first_pointer = static_cast<std::uint32_t>(pointer_blocks_.size());
+  const std::size_t count = std::min<std::size_t>(launch.pointer_count, core::KernelLaunch::kMaxPointers);
+  for (std::size_t i = 0; i < count; ++i) pointer_blocks_.push_back(core::block_of(launch.pointers[i]));
+  info.pointer_count = static_cast<std::uint16_t>(count);
+  launches_.emplace_back(launch.correlation_id, info);
+}
+
+void WorkloadBuilder::add(const core::KernelExecution& execution) {
+  ++stats_.executions;
+  executions_.push_back(execution);
+}
+
+void WorkloadBuilder::add(const core::PageFault& fault) {
+  ++stats_.faults;
+  if (fault.access == core::FaultAccess::prefetch) {
+    ++stats_.faults_from_prefetch;  // raised by a prefetch, outside any kernel (FaultAttributor agrees)
+    return;
+  }
+  faults_.push_back(FaultInfo{fault.start, core::block_of(fault.address)});
+}
+
+void WorkloadBuilder::add(const core::RangeEvent& range) { ranges_.push_back(range); }
+
+void WorkloadBuilder::add(const core::TraceRecord& record) {
+  std::visit(
+      [this](const auto& event) {
+        using T = std::decay_t<decltype(event)>;
+        if constexpr (std::is_same_v<T, core::KernelLaunch> || std::is_same_v<T, core::KernelExecution> ||
+                      std::is_same_v<T, core::PageFault> || std::is_same_v<T, core::RangeEvent>) {
+          add(event);
+        }
+      },
+      record);
+}
+
+namespace {
+
+constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+// The execution a fault at `time` belongs to, by core::FaultAttributor's rule: an execution whose
+// interval widened by the slack holds the time; among several, the one that started last.
+std::uint32_t covering(const std::vector<core::KernelExecution>& executions, Timestamp longest,
+                       Timestamp time) {
+  constexpr Timestamp slack = core::FaultAttributor::kSlackNs;
+  auto it = std::upper_bound(executions.begin(), executions.end(), time + slack,
+                             [](Timestamp t, const core::KernelExecution& e) { return t < e.start; });
+  while (it != executions.begin()) {
+    --it;
+    if (it->start + longest + slack < time) break;
+    if (it->end + slack >= time) return static_cast<std::uint32_t>(it - executions.begin());
+  }
+  return kNone;
+}
+
+}  // namespace
+
+Workload WorkloadBuilder::finish() {
+  Workload w;
+
+  std::stable_sort(executions_.begin(), executions_.end(), [](const auto& a, const auto& b) {
+    return a.start != b.start ? a.start < b.start : a.correlation_id < b.correlation_id;
+  });
+  std::stable_sort(launches_.begin(), launches_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto find_launch = [this](const core::KernelExecution& e) -> const LaunchInfo* {
+    if (e.operation != core::GpuOperation::kernel) return nullptr;  // a copy's id is an API call's
+    auto it = std::lower_bound(launches_.begin(), launches_.end(), e.correlation_id,
+                               [](const auto& entry, std::uint64_t id) { return entry.first < id; });
+    return it != launches_.end() && it->first == e.correlation_id ? &it->second : nullptr;
+  };
+
+  // Faults to executions.
+  Timestamp longest = 0;
+  for (const auto& e : executions_) longest = std::max(longest, e.end > e.start ? e.end - e.start : 0);
+  std::stable_sort(faults_.begin(), faults_.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
+  std::vector<std::pair<std::uint32_t, BlockId>> raw;  // execution, block
+  raw.reserve(faults_.size() + pointer_blocks_.size());
+  for (const FaultInfo& fault : faults_) {
+    const std::uint32_t e = covering(executions_, longest, fault.time);
+    if (e == kNone) {
+      ++stats_.faults_unattributed;
+      continue;
+    }
+    ++stats_.faults_attributed;
+    raw.emplace_back(e, fault.block);
+  }
+  std::vector<const LaunchInfo*> launch_of(executions_.size(), nullptr);
+  std::uint64_t matched = 0;
+  for (std::size_t e = 0; e < executions_.size(); ++e) {
+    launch_of[e] = find_launch(executions_[e]);
+    if (launch_of[e] == nullptr) continue;
+    ++matched;
+    for (std::uint32_t p = 0; p < launch_of[e]->pointer_count; ++p) {
+      raw.emplace_back(static_cast<std::uint32_t>(e), pointer_blocks_[launch_of[e]->first_pointer + p]);
+    }
+  }
+  stats_.launches_without_execution = stats_.launches - std::min(stats_.launches, matched);
+
+  // Dense block indices in address order.
+  w.block_ids.reserve(raw.size());
+  for (const auto& entry : raw) w.block_ids.push_back(entry.second);
+  std::sort(w.block_ids.begin(), w.block_ids.end());
+  w.block_ids.erase(std::unique(w.block_ids.begin(), w.block_ids.end()), w.block_ids.end());
+  w.block_ids.shrink_to_fit();
+  const auto dense = [&w](BlockId block) {
+    return static_cast<BlockIndex>(std::lower_bound(w.block_ids.begin(), w.block_ids.end(), block) -
+                                   w.block_ids.begin());
+  };
+
+  // Touch sets: one per execution key (or per execution), set 0 the empty one.
+  std::vector<std::uint32_t> set_of(executions_.size(), 0);
+  std::unordered_map<std::uint64_t, std::uint32_t> set_of_key;
+  std::uint32_t sets = 1;
+  for (std::size_t e = 0; e < executions_.size(); ++e) {
+    const std::uint64_t key = launch_of[e] != nullptr ? launch_of[e]->execution_key : 0;
+    if (options_.union_by_execution_key && key != 0) {
+      auto [it, inserted] = set_of_key.try_emplace(key, sets);
+      if (inserted) ++sets;
+      set_of[e] = it->second;
+    } else {
+      set_of[e] = sets++;
+    }
+  }
+  std::vector<std::pair<std::uint32_t, BlockIndex>> members;
+  members.reserve(raw.size());
+  for (const auto& [e, block] : raw) members.emplace_back(set_of[e], dense(block));
+  std::vector<std::pair<std::uint32_t, BlockId>>().swap(raw);
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  // Renumber the sets in use densely (sets without touches become the empty set 0).
+  std::vector<std::uint32_t> renumber(sets, 0);
+  w.touch_set_offsets.push_back(0);
+  w.touch_set_offsets.push_back(0);  // set 0: empty
+  w.touches.reserve(members.size());
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (i == 0 || members[i].first != members[i - 1].first) {
+      renumber[members[i].first] = static_cast<std::uint32_t>(w.touch_set_offsets.size() - 1);
+      w.touch_set_offsets.push_back(w.touch_set_offsets.back());
+    }
+    w.touches.push_back(members[i].second);
+    ++w.touch_set_offsets.back();
+  }
+
+  // Compute times.
+  std::unordered_map<std::uint64_t, std::uint64_t> min_of_key;
+  const auto duration = [](const core::KernelExecution& e) { return e.end > e.start ? e.end - e.start : 0; };
+  if (options_.min_compute_by_execution_key) {
+    for (std::size_t e = 0; e < executions_.size(); ++e) {
+      if (launch_of[e] == nullptr || launch_of[e]->execution_key == 0) continue;
+      auto [it, inserted] = min_of_key.try_emplace(launch_of[e]->execution_key, duration(executions_[e]));
+      if (!inserted) it->second = std::min(it->second, duration(executions_[e]));
+    }
+  }
+  w.kernels.reserve(executions_.size());
+  for (std::size_t e = 0; e < executions_.size(); ++e) {
+    KernelStep step;
+    const core::KernelExecution& execution = executions_[e];
+    step.correlation_id = execution.correlation_id;
+    step.execution_key = launch_of[e] != nullptr ? launch_of[e]->execution_key : 0;
+    step.operation = execution.operation;
+    step.start = execution.start;
+    auto min = min_of_key.find(step.execution_key);
+    step.compute_ns = step.execution_key != 0 && min != min_of_key.end() ? min->second : duration(execution);
+    step.touch_set = renumber[set_of[e]];
+    w.kernels.push_back(step);
+  }
+
+  // Ranges: the peak of live bytes, and the blocks a free drops.
+  std::stable_sort(ranges_.begin(), ranges_.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
+  std::map<std::uint64_t, std::uint64_t> live;  // address -> bytes
+  std::uint64_t live_bytes = 0;
+  for (const core::RangeEvent& range : ranges_) {
+    if (range.kind == core::RangeEvent::Kind::allocated) {
+      auto [it, inserted] = live.try_emplace(range.address, range.bytes);
+      if (!inserted) {
+        live_bytes -= it->second;
+        it->second = range.bytes;
+      }
+      live_bytes += range.bytes;
+      stats_.managed_peak_bytes = std::max(stats_.managed_peak_bytes, live_bytes);
+      continue;
+    }
+    std::uint64_t bytes = range.bytes;
+    if (auto it = live.find(range.address); it != live.end()) {
+      bytes = bytes == 0 ? it->second : bytes;
+      live_bytes -= it->second;
+      live.erase(it);
+    }
+    // Only blocks wholly inside the range: a block shared with another range keeps its data.
+    const BlockId first = (range.address + core::kBlockBytes - 1) >> core::kBlockShift;
+    const BlockId end = (range.address + bytes) >> core::kBlockShift;
+    if (end <= first) continue;
+    const BlockIndex first_index = dense(first);
+    const BlockIndex end_index = dense(end);
+    if (end_index <= first_index) continue;
+    auto next = std::lower_bound(w.kernels.begin(), w.kernels.end(), range.time,
+                                 [](const KernelStep& k, Timestamp t) { return k.start < t; });
+    if (next == w.kernels.end()) continue;
+    w.releases.push_back(BlockRelease{static_cast<std::uint32_t>(next - w.kernels.begin()), first_index,
+                                      end_index - first_index});
+  }
+  std::stable_sort(w.releases.begin(), w.releases.end(),
+                   [](const auto& a, const auto& b) { return a.before_kernel < b.before_kernel; });
+
+  w.iterations = detect_iterations(w.kernels);
+  w.stats = stats_;
+  return w;
+}
+
+std::uint32_t detect_iterations(std::span<const KernelStep> kernels) {
+  const std::size_t n = kernels.size();
+  if (n < 2) return 1;
+  const auto same = [&](std::size_t a, std::size_t b) {
+    return kernels[a].execution_key == kernels[b].execution_key &&
+           kernels[a].operation == kernels[b].operation;
+  };
+  constexpr int kMaxCandidates = 4096;
+  int tried = 0;
+  for (std::size_t p = 1; p <= n / 2 && tried < kMaxCandidates; ++p) {
+    if (!same(0, p)) continue;
+    ++tried;
+    bool periodic = true;
+    for (std::size_t i = 0; i + p < n && periodic; ++i) periodic = same(i, i + p);
+    if (periodic) return static_cast<std::uint32_t>(n / p);
+  }
+  return 1;
+}
+
+Workload build_workload(const core::Trace& trace, WorkloadOptions options) {
+  WorkloadBuilder builder(options);
+  for (const auto& launch : trace.launches) builder.add(launch);
+  for (const auto& execution : trace.executions) builder.add(execution);
+  for (const auto& fault : trace.faults) builder.add(fault);
+  for (const auto& range : trace.ranges) builder.add(range);
+  return builder.finish();
+}
+
+WorkloadLoad load_workload(const std::string& path, WorkloadOptions options) {
+  WorkloadLoad result;
+  core::TraceReader reader;
+  if (!reader.open(path)) {
+    result.error = reader.error();
+    return result;
+  }
+  WorkloadBuilder builder(options);
+  while (auto record = reader.next()) builder.add(*record);
+  if (!reader.finished()) {
+    result.error =
+        reader.error().empty() ? path + ": the trace ended without its end record" : reader.error();
+    return result;
+  }
+  result.workload = builder.finish();
+  return result;
+}
+
+}  // namespace deepum::sim

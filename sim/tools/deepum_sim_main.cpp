@@ -1,0 +1,342 @@
+// deepum-sim: replays a .dtrace through memory-management policies on a modelled GPU, and writes
+// synthetic transformer-training traces. docs/simulator.md describes the model.
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "deepum/config/config.hpp"
+#include "deepum/sim/engine.hpp"
+#include "deepum/sim/generator.hpp"
+#include "deepum/sim/machine_model.hpp"
+#include "deepum/sim/policies.hpp"
+#include "deepum/sim/report.hpp"
+#include "deepum/sim/workload.hpp"
+
+namespace {
+
+using namespace deepum::sim;
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitCheckFailed = 3;
+
+constexpr const char* kUsage =
+    "usage:\n"
+    "  deepum-sim replay TRACE.dtrace [options]    simulate the trace under each policy\n"
+    "      --machine FILE.json         override the H200 machine model (deepum-sim machine lists the keys)\n"
+    "      --capacity SIZE             GPU memory for managed data, such as 40GiB (default: the model's)\n"
+    "      --oversubscription R        GPU memory = the trace's footprint / R (R >= 1, such as 1.5)\n"
+    "      --policy LIST               comma-separated: reactive, reactive-migration, oracle\n"
+    "                                  (default reactive,oracle)\n"
+    "      --iterations N              iterations in the trace (default: found from its repeating kernels)\n"
+    "      --no-key-union              a kernel touches only its own faulted and pointer blocks\n"
+    "      --raw-compute               a kernel's compute time is its own end - start\n"
+    "      --json                      JSON instead of a table\n"
+    "      --check                     exit 3 unless floor <= oracle <= reactive\n"
+    "      --timing                    print load and replay times to stderr\n"
+    "  deepum-sim generate --model M --batch B --seq S --iterations I --out FILE.dtrace [options]\n"
+    "      M: tiny, gpt2-124m, gpt2-xl, 7b, 13b, 70b\n"
+    "      --tflops T                  matmul throughput (default 400)\n"
+    "      --hbm-gb-per-s G            device-memory bandwidth for memory-bound kernels (default 3000)\n"
+    "      --min-kernel-us U           shortest kernel (default 4)\n"
+    "      --fault-iterations N        leading iterations that fault on every block they touch (default 1)\n"
+    "  deepum-sim machine [--machine FILE.json]    the effective machine model, as JSON\n"
+    "\n"
+    "Exit status: 0 done, 1 error (trace, machine file, simulation), 2 usage, 3 --check failed.\n";
+
+int usage(const std::string& problem) {
+  std::fprintf(stderr, "deepum-sim: %s\n\n%s", problem.c_str(), kUsage);
+  return kExitUsage;
+}
+
+int error(const std::string& message) {
+  std::fprintf(stderr, "deepum-sim: %s\n", message.c_str());
+  return kExitError;
+}
+
+template <typename T>
+std::optional<T> parse_number(std::string_view text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
+  return value;
+}
+
+// Walks "--name value" options; anything else is a usage error.
+class Args {
+ public:
+  Args(int argc, char** argv, int first) {
+    for (int i = first; i < argc; ++i) items_.emplace_back(argv[i]);
+  }
+  bool done() const { return next_ >= items_.size(); }
+  std::string_view peek() const { return items_[next_]; }
+  std::string_view take() { return items_[next_++]; }
+  std::optional<std::string_view> value() {
+    if (done()) return std::nullopt;
+    return take();
+  }
+
+ private:
+  std::vector<std::string_view> items_;
+  std::size_t next_ = 0;
+};
+
+std::optional<MachineModel> machine_from(const std::string& path, std::string& problem) {
+  if (path.empty()) return MachineModel::h200();
+  MachineLoad load = load_machine_model(path);
+  if (!load.model) problem = load.error;
+  return load.model;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int replay(Args& args) {
+  std::string trace, machine_path;
+  std::optional<std::uint64_t> capacity;
+  std::optional<double> oversubscription;
+  std::vector<std::string> policies{"reactive", "oracle"};
+  std::optional<std::uint32_t> iterations;
+  WorkloadOptions workload_options;
+  bool json = false, check = false, timing = false;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    const auto need = [&](std::string_view name) -> std::optional<std::string_view> {
+      auto v = args.value();
+      if (!v) usage(std::string(name) + " needs a value");
+      return v;
+    };
+    if (arg == "--machine") {
+      auto v = need(arg);
+      if (!v) return kExitUsage;
+      machine_path = std::string(*v);
+    } else if (arg == "--capacity") {
+      auto v = need(arg);
+      if (!v) return kExitUsage;
+      std::string why;
+      auto size = deepum::config::parse_size(*v, &why);
+      if (!size || size->is_percent() || size->bytes() == 0) {
+        return usage("--capacity " + std::string(*v) + ": " + (size ? "expected a size such as 40GiB" : why));
+      }
+      capacity = size->bytes();
+    } else if (arg == "--oversubscription") {
+      auto v = need(arg);
+      if (!v) return kExitUsage;
+      auto r = parse_number<double>(*v);
+      if (!r || !std::isfinite(*r) || *r < 1.0)
+        return usage("--oversubscription expects a number >= 1, got " + std::string(*v));
+      oversubscription = *r;
+    } else if (arg == "--policy") {
+      auto v = need(arg);
+      if (!v) return kExitUsage;
+      policies.clear();
+      std::string_view list = *v;
+      while (!list.empty()) {
+        const std::size_t comma = list.find(',');
+        const std::string name(list.substr(0, comma));
+        if (!make_policy(name)) return usage("unknown policy '" + name + "'");
+        policies.push_back(name);
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      }
+      if (policies.empty()) return usage("--policy needs at least one policy");
+    } else if (arg == "--iterations") {
+      auto v = need(arg);
+      if (!v) return kExitUsage;
+      auto n = parse_number<std::uint32_t>(*v);
+      if (!n || *n == 0) return usage("--iterations expects a positive integer, got " + std::string(*v));
+      iterations = *n;
+    } else if (arg == "--no-key-union") {
+      workload_options.union_by_execution_key = false;
+    } else if (arg == "--raw-compute") {
+      workload_options.min_compute_by_execution_key = false;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (arg == "--check") {
+      check = true;
+    } else if (arg == "--timing") {
+      timing = true;
+    } else if (!arg.starts_with("-") && trace.empty()) {
+      trace = std::string(arg);
+    } else {
+      return usage("unexpected argument '" + std::string(arg) + "'");
+    }
+  }
+  if (trace.empty()) return usage("replay needs a trace file");
+  if (capacity && oversubscription) return usage("give --capacity or --oversubscription, not both");
+
+  std::string problem;
+  std::optional<MachineModel> machine = machine_from(machine_path, problem);
+  if (!machine) return error(problem);
+
+  const auto load_start = std::chrono::steady_clock::now();
+  WorkloadLoad load = load_workload(trace, workload_options);
+  if (!load.ok()) return error(load.error);
+  const Workload& workload = load.workload;
+  if (timing) {
+    std::fprintf(stderr, "deepum-sim: loaded %zu kernels, %u blocks, %zu touches in %.2f s\n",
+                 workload.kernels.size(), workload.block_count(), workload.touches.size(),
+                 seconds_since(load_start));
+  }
+  if (workload.kernels.empty()) return error(trace + ": the trace holds no kernel executions to replay");
+
+  if (capacity) machine->capacity_bytes = *capacity;
+  if (oversubscription) {
+    const auto blocks = static_cast<std::uint64_t>(
+        std::ceil(static_cast<double>(workload.block_count()) / *oversubscription));
+    machine->capacity_bytes = std::max<std::uint64_t>(blocks, 1) * deepum::core::kBlockBytes;
+  }
+  ReplayReport report;
+  report.trace = trace;
+  report.kernels = workload.kernels.size();
+  report.iterations = iterations.value_or(workload.iterations);
+  report.footprint_bytes = workload.footprint_bytes();
+  report.capacity_bytes = machine->capacity_bytes / deepum::core::kBlockBytes * deepum::core::kBlockBytes;
+  report.compute_ns = workload.compute_ns();
+  report.machine = *machine;
+  for (const std::string& name : policies) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      if (name == "oracle") {
+        report.results.push_back(simulate_oracle(workload, *machine));
+      } else {
+        std::unique_ptr<Policy> policy = make_policy(name);
+        report.results.push_back(simulate(workload, *machine, *policy));
+      }
+    } catch (const std::exception& e) {
+      return error(trace + ": " + e.what());
+    }
+    if (timing)
+      std::fprintf(stderr, "deepum-sim: %s replayed in %.2f s\n", name.c_str(), seconds_since(start));
+  }
+  const std::string out = json ? format_json(report) : format_text(report);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+
+  if (check) {
+    const SimResult* reactive = nullptr;
+    const SimResult* oracle = nullptr;
+    for (const SimResult& r : report.results) {
+      if (r.policy == "reactive") reactive = &r;
+      if (r.policy == "oracle") oracle = &r;
+    }
+    if (!reactive || !oracle) return usage("--check needs the reactive and oracle policies");
+    const std::uint64_t floor = floor_ns(report).value_or(0);
+    if (floor > oracle->stats.total_ns || oracle->stats.total_ns > reactive->stats.total_ns) {
+      std::fprintf(stderr, "deepum-sim: check failed: floor %llu ns, oracle %llu ns, reactive %llu ns\n",
+                   static_cast<unsigned long long>(floor),
+                   static_cast<unsigned long long>(oracle->stats.total_ns),
+                   static_cast<unsigned long long>(reactive->stats.total_ns));
+      return kExitCheckFailed;
+    }
+  }
+  return 0;
+}
+
+int generate(Args& args, const std::string& command_line) {
+  GeneratorOptions options;
+  options.command_line = command_line;
+  std::string out;
+  bool have_model = false, have_batch = false, have_seq = false, have_iterations = false;
+  while (!args.done()) {
+    const std::string name(args.take());
+    const std::optional<std::string_view> v = args.value();
+    if (!v) return usage(name + " needs a value");
+    const std::string value(*v);
+    const auto positive = [&](auto& field) {
+      using T = std::remove_reference_t<decltype(field)>;
+      auto n = parse_number<T>(value);
+      if (!n || !(*n > 0)) return false;
+      field = *n;
+      return true;
+    };
+    bool ok = true;
+    if (name == "--model") {
+      options.model = value;
+      have_model = true;
+      if (!model_shape(value)) return usage("unknown model '" + value + "'");
+    } else if (name == "--batch") {
+      ok = have_batch = positive(options.batch);
+    } else if (name == "--seq") {
+      ok = have_seq = positive(options.seq);
+    } else if (name == "--iterations") {
+      ok = have_iterations = positive(options.iterations);
+    } else if (name == "--out") {
+      out = value;
+    } else if (name == "--tflops") {
+      ok = positive(options.tflops);
+    } else if (name == "--hbm-gb-per-s") {
+      ok = positive(options.hbm_gb_per_s);
+    } else if (name == "--min-kernel-us") {
+      auto n = parse_number<double>(value);
+      ok = n && *n >= 0;
+      if (ok) options.min_kernel_us = *n;
+    } else if (name == "--fault-iterations") {
+      auto n = parse_number<std::uint32_t>(value);
+      ok = n.has_value();
+      if (ok) options.fault_iterations = *n;
+    } else {
+      return usage("unexpected argument '" + name + "'");
+    }
+    if (!ok) return usage(name + " expects a positive number, got '" + value + "'");
+  }
+  if (!have_model || !have_batch || !have_seq || !have_iterations || out.empty()) {
+    return usage("generate needs --model, --batch, --seq, --iterations and --out");
+  }
+  const GeneratorResult result = generate_trace_file(options, out);
+  if (!result.ok()) return error(result.error);
+  std::printf("%s: %llu kernels (%llu per iteration), %llu faults, %.2f B parameters, %.2f GiB managed\n",
+              out.c_str(), static_cast<unsigned long long>(result.kernels),
+              static_cast<unsigned long long>(result.kernels_per_iteration),
+              static_cast<unsigned long long>(result.faults), static_cast<double>(result.parameters) / 1e9,
+              static_cast<double>(result.footprint_bytes) / static_cast<double>(std::uint64_t{1} << 30));
+  return 0;
+}
+
+int machine(Args& args) {
+  std::string path;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    if (arg != "--machine") return usage("unexpected argument '" + std::string(arg) + "'");
+    auto v = args.value();
+    if (!v) return usage("--machine needs a value");
+    path = std::string(*v);
+  }
+  std::string problem;
+  std::optional<MachineModel> model = machine_from(path, problem);
+  if (!model) return error(problem);
+  const std::string json = machine_model_json(*model);
+  std::fwrite(json.data(), 1, json.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage("no command given");
+  const std::string_view command = argv[1];
+  std::string command_line;
+  command_line = std::filesystem::path(argv[0]).filename().string();  // no build path in the trace
+  for (int i = 1; i < argc; ++i) command_line += " " + std::string(argv[i]);
+  Args args(argc, argv, 2);
+  try {
+    if (command == "replay") return replay(args);
+    if (command == "generate") return generate(args, command_line);
+    if (command == "machine") return machine(args);
+    if (command == "help" || command == "--help" || command == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  } catch (const std::exception& e) {
+    return error(e.what());
+  }
+  return usage("unknown command '" + std::string(command) + "'");
+}

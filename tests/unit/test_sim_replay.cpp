@@ -1,0 +1,312 @@
+// The simulator's workload model and replay: fault attribution and touch sets, plain-UM LRU with
+// exact times, Belady's victim, hint timing, the oracle against plain UM, determinism, errors.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "deepum/core/trace_file.hpp"
+#include "deepum/sim/engine.hpp"
+#include "deepum/sim/generator.hpp"
+#include "deepum/sim/policies.hpp"
+#include "deepum/sim/report.hpp"
+#include "deepum/sim/workload.hpp"
+
+using namespace deepum;
+using namespace deepum::sim;
+
+namespace {
+
+constexpr std::uint64_t kMiB2 = std::uint64_t{2} << 20;
+constexpr std::uint64_t kA = std::uint64_t{1} << 30, kB = std::uint64_t{2} << 30, kC = std::uint64_t{3} << 30;
+
+struct Kernel {
+  std::uint64_t start = 0;
+  std::uint64_t duration = 0;
+  std::vector<std::uint64_t> faults;    // addresses faulted during the kernel
+  std::vector<std::uint64_t> pointers;  // managed pointers among its arguments
+  std::uint64_t key = 0;                // 0: the kernel's index + 1
+};
+
+// A trace written by TraceWriter, read back by the normal reader, made into a workload.
+Workload workload_of(const std::vector<Kernel>& kernels, WorkloadOptions options = {},
+                     const std::vector<core::RangeEvent>& ranges = {}) {
+  std::ostringstream bytes;
+  core::TraceWriter writer;
+  REQUIRE(writer.open(bytes));
+  for (const auto& range : ranges) writer.write(range);
+  std::uint64_t correlation = 100;
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const Kernel& k = kernels[i];
+    core::KernelLaunch launch;
+    launch.correlation_id = ++correlation;
+    launch.execution_key = k.key != 0 ? k.key : i + 1;
+    launch.function = 7;
+    launch.host_time = k.start - 100;
+    for (std::uint64_t p : k.pointers) launch.pointers[launch.pointer_count++] = p;
+    writer.write(launch);
+    for (std::uint64_t address : k.faults) {
+      writer.write(core::PageFault{k.start + 10, k.start + 20, address, 1, core::FaultAccess::read, 0});
+    }
+    writer.write(core::KernelExecution{launch.correlation_id, k.start, k.start + k.duration, 1, 0,
+                                       core::GpuOperation::kernel, 0, 0});
+  }
+  REQUIRE(writer.finish());
+  const std::string text = bytes.str();
+  const core::TraceReadResult read =
+      core::read_trace_from_memory(std::as_bytes(std::span(text)), "hand.dtrace");
+  REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+  return build_workload(*read.trace, options);
+}
+
+std::vector<BlockIndex> blocks(const Workload& w, std::size_t k) {
+  const auto span = w.blocks_of(k);
+  return {span.begin(), span.end()};
+}
+
+SimResult run(const Workload& w, const MachineModel& m, std::string_view policy_name, std::uint64_t capacity,
+              bool record = false) {
+  auto policy = make_policy(policy_name);
+  REQUIRE(policy != nullptr);
+  return simulate(w, m, *policy, RunOptions{capacity, record});
+}
+
+struct TempFile {
+  std::filesystem::path path;
+  explicit TempFile(const std::string& stem)
+      : path(std::filesystem::temp_directory_path() / (stem + "." + std::to_string(getpid()) + ".dtrace")) {}
+  ~TempFile() { std::filesystem::remove(path); }
+  std::string str() const { return path.string(); }
+};
+
+// Policy that evicts blocks A and B before kernel 1 and prefetches them before kernel 2.
+class ScriptedPolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "scripted"; }
+  void before_kernel(std::uint32_t k, Executor& executor) override {
+    const std::vector<BlockIndex> ab{0, 1};
+    if (k == 1) executor.evict(ab);
+    if (k == 2) executor.prefetch(ab);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sim workload: faults go to the kernel whose time holds them; pointers add their block") {
+  const Workload w = workload_of({
+      {1'000'000, 1'000, {kA, kA + 4096}, {}},
+      {2'000'000, 1'000, {kB}, {kC + 100}},
+      {3'000'000, 1'000, {}, {}},
+  });
+  REQUIRE(w.kernels.size() == 3);
+  CHECK(w.block_count() == 3);
+  CHECK(w.block_ids ==
+        std::vector<core::BlockId>{core::block_of(kA), core::block_of(kB), core::block_of(kC)});
+  CHECK(blocks(w, 0) == std::vector<BlockIndex>{0});
+  CHECK(blocks(w, 1) == std::vector<BlockIndex>{1, 2});
+  CHECK(blocks(w, 2).empty());
+  CHECK(w.stats.faults_attributed == 3);
+  CHECK(w.kernels[1].compute_ns == 1'000);
+  CHECK(w.iterations == 1);
+}
+
+TEST_CASE("sim workload: executions of one key share their blocks and their shortest time") {
+  // Same key 9 twice: first faults on A (and is slowed down by it), then runs fault-free.
+  const std::vector<Kernel> kernels{
+      {1'000'000, 50'000, {kA}, {}, 9},
+      {2'000'000, 1'000, {kB}, {}, 5},
+      {3'000'000, 2'000, {}, {}, 9},
+      {4'000'000, 1'000, {kB}, {}, 5},
+  };
+  const Workload merged = workload_of(kernels);
+  CHECK(blocks(merged, 2) == std::vector<BlockIndex>{0});
+  CHECK(merged.kernels[0].compute_ns == 2'000);
+  CHECK(merged.kernels[2].compute_ns == 2'000);
+  CHECK(merged.iterations == 2);
+  const Workload separate = workload_of(kernels, WorkloadOptions{false, false});
+  CHECK(blocks(separate, 2).empty());
+  CHECK(separate.kernels[0].compute_ns == 50'000);
+}
+
+TEST_CASE("sim workload: repeating structure") {
+  const auto steps = [](std::vector<std::uint64_t> keys) {
+    std::vector<KernelStep> out;
+    for (auto key : keys) out.push_back(KernelStep{0, key, core::GpuOperation::kernel, 0, 0, 0});
+    return out;
+  };
+  CHECK(detect_iterations(steps({1, 2, 3, 1, 2, 3, 1, 2, 3})) == 3);
+  CHECK(detect_iterations(steps({1, 2, 1, 3, 1, 2, 1, 3})) == 2);
+  CHECK(detect_iterations(steps({1, 2, 3, 4})) == 1);
+  CHECK(detect_iterations(steps({1, 2, 1, 2, 1})) == 2);  // a partial last iteration
+  CHECK(detect_iterations(steps({})) == 1);
+}
+
+TEST_CASE("sim reactive: LRU eviction on the faulting kernel's path, exact times") {
+  // Two blocks of GPU; K0 populates A and B, K1 populates C (evicting A, least recently used),
+  // K2 brings A back (evicting B).
+  const Workload w = workload_of({
+      {1'000'000, 1'000, {kA, kB}, {}},
+      {2'000'000, 2'000, {kC}, {}},
+      {3'000'000, 3'000, {kA}, {}},
+  });
+  MachineModel m = MachineModel::h200();
+  m.fault_us = 10;
+  m.evict_d2h_gb_per_s = 2;  // 2 MiB: 1'048'576 ns
+  m.fault_h2d_gb_per_s = 4;  // 2 MiB: 524'288 ns
+  const SimResult r = run(w, m, "reactive", 2, true);
+  const SimStats& s = r.stats;
+  CHECK(s.compute_ns == 6'000);
+  CHECK(s.stall_ns == 20'000 + (1'048'576 + 10'000) + (1'048'576 + 524'288));
+  CHECK(s.total_ns == 2'657'440);
+  CHECK(s.faults == 4);
+  CHECK(s.populate_faults == 3);
+  CHECK(s.driver_evictions == 2);
+  CHECK(s.h2d_bytes == kMiB2);
+  CHECK(s.d2h_bytes == 2 * kMiB2);
+  CHECK(s.transfer_calls() == 0);
+  CHECK(r.evictions == std::vector<EvictionRecord>{{1, 0, EvictionRecord::Cause::fault},
+                                                   {2, 1, EvictionRecord::Cause::fault}});
+}
+
+TEST_CASE("sim oracle: Belady evicts the block whose next use is farthest") {
+  // K1 needs room: A is used again by K2, B only by K3. LRU takes A; Belady takes B.
+  const Workload w = workload_of({
+      {1'000'000, 1'000, {kA, kB}, {}},
+      {2'000'000, 1'000, {kC}, {}},
+      {3'000'000, 1'000, {kA}, {}},
+      {4'000'000, 1'000, {kB}, {}},
+  });
+  const MachineModel m = MachineModel::h200();
+  const SimResult reactive = run(w, m, "reactive", 2, true);
+  const SimResult oracle = run(w, m, "oracle", 2, true);
+  REQUIRE_FALSE(reactive.evictions.empty());
+  REQUIRE_FALSE(oracle.evictions.empty());
+  CHECK(reactive.evictions[0].block == 0);                                          // A
+  CHECK(oracle.evictions[0] == EvictionRecord{1, 1, EvictionRecord::Cause::hint});  // B, ahead of K1
+  CHECK(reactive.stats.h2d_bytes == 2 * kMiB2);                                     // A and B come back
+  CHECK(oracle.stats.h2d_bytes == kMiB2);                                           // only B
+  CHECK(oracle.stats.total_ns < reactive.stats.total_ns);
+
+  // The victim choice itself, on the same state: after K0 the next uses are A: 2, B: 3.
+  OraclePolicy policy;
+  simulate(w, m, policy, RunOptions{2, false});
+  CHECK(policy.next_use(0) == 4);  // after the replay nothing is used again
+}
+
+TEST_CASE("sim executor: hint calls cost host time, then the link") {
+  // A and B adjacent: one call each way. K0 populates them (27 us each), the policy writes them back
+  // before K1 and prefetches them before K2.
+  const Workload w = workload_of({
+      {1'000'000, 1'000'000, {kA, kA + kMiB2}, {}},
+      {3'000'000, 1'000'000, {kC}, {}},
+      {5'000'000, 1'000'000, {kA, kA + kMiB2}, {}, 77},
+  });
+  ScriptedPolicy policy;
+  const SimResult r = simulate(w, MachineModel::h200(), policy, RunOptions{3, false});
+  const SimStats& s = r.stats;
+  // K0: 54'000 of faults, ends at 1'054'000. Evict call: host until 1'284'000, then 139'811 per block.
+  // K1: C populated (27 us) at 1'081'000, ends 2'081'000. Prefetch call: host until 2'191'000, then
+  // 42'800 per block: K2 starts at 2'276'600.
+  CHECK(s.evict_calls == 1);
+  CHECK(s.prefetch_calls == 1);
+  CHECK(s.evicted_blocks == 2);
+  CHECK(s.prefetched_blocks == 2);
+  CHECK(s.d2h_bytes == 2 * kMiB2);
+  CHECK(s.h2d_bytes == 2 * kMiB2);
+  CHECK(s.faults == 3);
+  CHECK(s.stall_ns == 54'000 + 27'000 + 195'600);
+  CHECK(s.total_ns == 3'276'600);
+}
+
+TEST_CASE("sim executor: a freed range leaves the GPU without a transfer") {
+  const std::vector<core::RangeEvent> ranges{
+      {core::RangeEvent::Kind::allocated, 10, kA, 2 * kMiB2},
+      {core::RangeEvent::Kind::freed, 1'500'000, kA, 2 * kMiB2},
+  };
+  const Workload w = workload_of({{1'000'000, 1'000, {kA, kA + kMiB2}, {}}, {2'000'000, 1'000, {kB, kC}, {}}},
+                                 WorkloadOptions{}, ranges);
+  REQUIRE(w.releases.size() == 1);
+  CHECK(w.releases[0].before_kernel == 1);
+  CHECK(w.releases[0].count == 2);
+  CHECK(w.stats.managed_peak_bytes == 2 * kMiB2);
+  const SimResult r = run(w, MachineModel::h200(), "reactive", 2);
+  CHECK(r.stats.released_blocks == 2);
+  CHECK(r.stats.driver_evictions == 0);
+  CHECK(r.stats.d2h_bytes == 0);
+}
+
+TEST_CASE("sim: a kernel larger than the GPU cannot run") {
+  const Workload w = workload_of({{1'000'000, 1'000, {kA, kB, kC}, {}}});
+  CHECK_THROWS_AS(run(w, MachineModel::h200(), "reactive", 2), std::invalid_argument);
+}
+
+TEST_CASE("sim: on generated traces floor <= oracle <= reactive, and replays are deterministic") {
+  for (const char* model : {"tiny", "gpt2-124m"}) {
+    TempFile file(std::string("sim_order_") + model);
+    GeneratorOptions options;
+    options.model = model;
+    options.batch = 2;
+    options.seq = 128;
+    options.iterations = 3;
+    REQUIRE(generate_trace_file(options, file.str()).ok());
+    const WorkloadLoad load = load_workload(file.str());
+    REQUIRE_MESSAGE(load.ok(), load.error);
+    const Workload& w = load.workload;
+    CHECK(w.iterations == 3);
+    for (double ratio : {1.5, 3.0}) {
+      CAPTURE(model);
+      CAPTURE(ratio);
+      ReplayReport report;
+      report.trace = "generated";
+      report.kernels = w.kernels.size();
+      report.iterations = w.iterations;
+      report.footprint_bytes = w.footprint_bytes();
+      report.machine = MachineModel::h200();
+      const auto capacity = static_cast<std::uint64_t>(static_cast<double>(w.block_count()) / ratio) + 1;
+      report.machine.capacity_bytes = capacity * core::kBlockBytes;
+      report.capacity_bytes = report.machine.capacity_bytes;
+      report.compute_ns = w.compute_ns();
+      report.results.push_back(run(w, report.machine, "reactive", 0));
+      report.results.push_back(simulate_oracle(w, report.machine));
+      const SimStats& reactive = report.results[0].stats;
+      const SimStats& oracle = report.results[1].stats;
+      const std::uint64_t floor = *floor_ns(report);
+      CHECK(floor >= report.compute_ns);
+      CHECK(floor <= oracle.total_ns);
+      CHECK(oracle.total_ns <= reactive.total_ns);
+      CHECK(oracle.h2d_bytes <= reactive.h2d_bytes);
+      CHECK(reactive.compute_ns == oracle.compute_ns);
+      CHECK(reactive.total_ns == reactive.compute_ns + reactive.stall_ns);
+
+      ReplayReport again = report;
+      again.results.clear();
+      again.results.push_back(run(w, again.machine, "reactive", 0));
+      again.results.push_back(simulate_oracle(w, again.machine));
+      CHECK(format_json(report) == format_json(again));
+      CHECK(format_text(report) == format_text(again));
+    }
+  }
+}
+
+TEST_CASE("sim: a damaged trace gets the reader's error") {
+  TempFile file("sim_truncated");
+  GeneratorOptions options;
+  options.iterations = 1;
+  REQUIRE(generate_trace_file(options, file.str()).ok());
+  const auto size = std::filesystem::file_size(file.path);
+  std::filesystem::resize_file(file.path, size - 30);
+  const WorkloadLoad load = load_workload(file.str());
+  CHECK_FALSE(load.ok());
+  CHECK(load.error.starts_with(file.str() + ": truncated: "));
+  const WorkloadLoad missing = load_workload("/nonexistent/trace.dtrace");
+  CHECK_FALSE(missing.ok());
+  CHECK(missing.error.find("/nonexistent/trace.dtrace") != std::string::npos);
+  TempFile garbage("sim_garbage");
+  std::ofstream(garbage.path, std::ios::binary) << "not a trace at all";
+  const WorkloadLoad bad = load_workload(garbage.str());
+  CHECK(bad.error.find("not a deepum trace") != std::string::npos);
+}
