@@ -19,6 +19,10 @@ if ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
   echo
   echo "\$ deepum run -- alloc_runtime_dynamic --probe-error   (a CUDA program; no GPU, so CUDA says why)"
   "$build/bin/deepum" run -- "$build/tests/alloc_runtime_dynamic" --probe-error || true
+  echo
+  echo "\$ deepum-sim replay tests/data/sim_gpt2_124m_b1_s128.dtrace --oversubscription 2"
+  echo "  (a GPT-2 124M trace replayed on a model of an H200 with half the memory it needs)"
+  "$build/bin/deepum-sim" replay "$root/tests/data/sim_gpt2_124m_b1_s128.dtrace" --oversubscription 2 || true
   exit 0
 fi
 
