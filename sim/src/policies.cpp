@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "deepum/sim/deepum_policy.hpp"
+
 namespace deepum::sim {
 
 void OraclePolicy::begin(Executor& executor) {
@@ -209,6 +211,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name) {
   if (name == "reactive") return std::make_unique<ReactivePolicy>(false);
   if (name == "reactive-migration") return std::make_unique<ReactivePolicy>(true);
   if (name == "oracle") return std::make_unique<OraclePolicy>();
+  if (name == "deepum") return std::make_unique<DeepumPolicy>();
   return nullptr;
 }
 
@@ -236,6 +239,6 @@ SimResult simulate_oracle(const Workload& workload, const MachineModel& machine,
   return std::move(*best);
 }
 
-std::vector<std::string> policy_names() { return {"reactive", "reactive-migration", "oracle"}; }
+std::vector<std::string> policy_names() { return {"reactive", "reactive-migration", "deepum", "oracle"}; }
 
 }  // namespace deepum::sim

@@ -199,6 +199,12 @@ Workload WorkloadBuilder::finish() {
     step.compute_ns = step.execution_key != 0 && min != min_of_key.end() ? min->second : duration(execution);
     step.touch_set = renumber[set_of[e]];
     w.kernels.push_back(step);
+    if (w.pointer_offsets.empty()) w.pointer_offsets.push_back(0);
+    if (launch_of[e] != nullptr) {
+      for (std::uint32_t p = 0; p < launch_of[e]->pointer_count; ++p)
+        w.pointers.push_back(dense(pointer_blocks_[launch_of[e]->first_pointer + p]));
+    }
+    w.pointer_offsets.push_back(static_cast<std::uint32_t>(w.pointers.size()));
   }
 
   // Ranges: the peak of live bytes, and the blocks a free drops.

@@ -34,13 +34,14 @@ constexpr const char* kUsage =
     "      --machine FILE.json         override the H200 machine model (deepum-sim machine lists the keys)\n"
     "      --capacity SIZE             GPU memory for managed data, such as 40GiB (default: the model's)\n"
     "      --oversubscription R        GPU memory = the trace's footprint / R (R >= 1, such as 1.5)\n"
-    "      --policy LIST               comma-separated: reactive, reactive-migration, oracle\n"
-    "                                  (default reactive,oracle)\n"
+    "      --policy LIST               comma-separated: reactive, reactive-migration, deepum, oracle\n"
+    "                                  (default reactive,deepum,oracle)\n"
     "      --iterations N              iterations in the trace (default: found from its repeating kernels)\n"
     "      --no-key-union              a kernel touches only its own faulted and pointer blocks\n"
     "      --raw-compute               a kernel's compute time is its own end - start\n"
     "      --json                      JSON instead of a table\n"
-    "      --check                     exit 3 unless floor <= oracle <= reactive\n"
+    "      --check                     exit 3 unless floor <= oracle <= reactive (and, when deepum\n"
+    "                                  is replayed, oracle <= deepum <= reactive)\n"
     "      --timing                    print load and replay times to stderr\n"
     "  deepum-sim generate --model M --batch B --seq S --iterations I --out FILE.dtrace [options]\n"
     "      M: tiny, gpt2-124m, gpt2-xl, 7b, 13b, 70b\n"
@@ -105,7 +106,7 @@ int replay(Args& args) {
   std::string trace, machine_path;
   std::optional<std::uint64_t> capacity;
   std::optional<double> oversubscription;
-  std::vector<std::string> policies{"reactive", "oracle"};
+  std::vector<std::string> policies{"reactive", "deepum", "oracle"};
   std::optional<std::uint32_t> iterations;
   WorkloadOptions workload_options;
   bool json = false, check = false, timing = false;
@@ -223,17 +224,24 @@ int replay(Args& args) {
 
   if (check) {
     const SimResult* reactive = nullptr;
+    const SimResult* deepum = nullptr;
     const SimResult* oracle = nullptr;
     for (const SimResult& r : report.results) {
       if (r.policy == "reactive") reactive = &r;
+      if (r.policy == "deepum") deepum = &r;
       if (r.policy == "oracle") oracle = &r;
     }
     if (!reactive || !oracle) return usage("--check needs the reactive and oracle policies");
     const std::uint64_t floor = floor_ns(report).value_or(0);
-    if (floor > oracle->stats.total_ns || oracle->stats.total_ns > reactive->stats.total_ns) {
-      std::fprintf(stderr, "deepum-sim: check failed: floor %llu ns, oracle %llu ns, reactive %llu ns\n",
+    // With deepum replayed too: oracle <= deepum <= reactive.
+    const bool deepum_ok = !deepum || (oracle->stats.total_ns <= deepum->stats.total_ns &&
+                                       deepum->stats.total_ns <= reactive->stats.total_ns);
+    if (floor > oracle->stats.total_ns || oracle->stats.total_ns > reactive->stats.total_ns || !deepum_ok) {
+      std::string deepum_ns;
+      if (deepum) deepum_ns = ", deepum " + std::to_string(deepum->stats.total_ns) + " ns";
+      std::fprintf(stderr, "deepum-sim: check failed: floor %llu ns, oracle %llu ns%s, reactive %llu ns\n",
                    static_cast<unsigned long long>(floor),
-                   static_cast<unsigned long long>(oracle->stats.total_ns),
+                   static_cast<unsigned long long>(oracle->stats.total_ns), deepum_ns.c_str(),
                    static_cast<unsigned long long>(reactive->stats.total_ns));
       return kExitCheckFailed;
     }

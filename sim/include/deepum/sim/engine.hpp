@@ -94,6 +94,14 @@ class Executor {
   std::optional<BlockIndex> lru_victim() const;
   void set_lru_by_migration(bool by_migration) { lru_by_migration_ = by_migration; }
   bool pinned(BlockIndex block) const { return pinned_stamp_[block] == current_kernel_ + 1; }
+  // Calls visit(block) for the blocks on the GPU, least recently used first (the order lru_victim()
+  // draws from), until it returns false.
+  template <typename Visit>
+  void visit_least_recently_used(Visit&& visit) const {
+    for (BlockIndex b = lru_tail_; b != kNil; b = lru_prev_[b]) {
+      if (!visit(b)) return;
+    }
+  }
 
   const SimStats& stats() const { return stats_; }
   const std::vector<EvictionRecord>& evictions() const { return evictions_; }

@@ -1,5 +1,6 @@
 // The built-in policies: plain Unified Memory, and the oracle that gives the floor. The deepum
-// policy (the correlation prefetcher's planner) plugs in through the same Policy interface.
+// policy (the correlation prefetcher's planner, deepum_policy.hpp) plugs in through the same
+// Policy interface.
 #pragma once
 
 #include <cstdint>
@@ -83,8 +84,8 @@ class OraclePolicy final : public Policy {
   std::vector<BlockIndex> victims_, fetches_;
 };
 
-// "reactive", "reactive-migration" (LRU by arrival) or "oracle" (unbounded window); nullptr for
-// another name.
+// "reactive", "reactive-migration" (LRU by arrival), "deepum" (DeepumPolicy, deepum_policy.hpp,
+// default options) or "oracle" (unbounded window); nullptr for another name.
 std::unique_ptr<Policy> make_policy(std::string_view name);
 
 // The oracle's windows simulate_oracle() tries: 4, 16, 64, 256, 1024 blocks and unbounded (those

@@ -59,7 +59,12 @@ struct Workload {
   std::vector<BlockIndex> touches;               // each set sorted, no repeats
   std::vector<core::BlockId> block_ids;          // dense index -> address >> 21, ascending
   std::vector<BlockRelease> releases;            // by before_kernel
-  std::uint32_t iterations = 1;                  // repeating structure found (1: none)
+  // Per kernel, the blocks of its own launch's managed pointer arguments (what the host knows at
+  // launch time), in argument order: kernel k's are pointers[pointer_offsets[k] ..
+  // pointer_offsets[k+1]). Empty offsets (a workload built by hand): no kernel has any.
+  std::vector<std::uint32_t> pointer_offsets;
+  std::vector<BlockIndex> pointers;
+  std::uint32_t iterations = 1;  // repeating structure found (1: none)
   WorkloadStats stats;
 
   std::span<const BlockIndex> blocks_of(const KernelStep& kernel) const {
@@ -68,6 +73,11 @@ struct Workload {
         touch_set_offsets[kernel.touch_set + 1] - touch_set_offsets[kernel.touch_set]);
   }
   std::span<const BlockIndex> blocks_of(std::size_t kernel) const { return blocks_of(kernels[kernel]); }
+  std::span<const BlockIndex> pointers_of(std::size_t kernel) const {
+    if (kernel + 1 >= pointer_offsets.size()) return {};
+    return std::span(pointers).subspan(pointer_offsets[kernel],
+                                       pointer_offsets[kernel + 1] - pointer_offsets[kernel]);
+  }
   std::uint32_t block_count() const { return static_cast<std::uint32_t>(block_ids.size()); }
   std::uint64_t footprint_bytes() const { return block_ids.size() * core::kBlockBytes; }
   std::uint64_t compute_ns() const;
