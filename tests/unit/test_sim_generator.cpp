@@ -11,18 +11,12 @@
 #include "deepum/core/trace_file.hpp"
 #include "deepum/sim/generator.hpp"
 #include "deepum/sim/workload.hpp"
+#include "temp_file.hpp"
 
 using namespace deepum;
 using namespace deepum::sim;
 
 namespace {
-struct TempFile {
-  std::filesystem::path path;
-  explicit TempFile(const std::string& stem)
-      : path(std::filesystem::temp_directory_path() / (stem + "." + std::to_string(getpid()) + ".dtrace")) {}
-  ~TempFile() { std::filesystem::remove(path); }
-  std::string str() const { return path.string(); }
-};
 
 // forward: embedding, 10 per layer, final norm, head, loss; backward: 3 for the head, 12 per layer,
 // embedding; Adam: one per parameter tensor (6 per layer, embedding, final norm, positions or head).

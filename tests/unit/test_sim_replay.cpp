@@ -15,6 +15,7 @@
 #include "deepum/sim/policies.hpp"
 #include "deepum/sim/report.hpp"
 #include "deepum/sim/workload.hpp"
+#include "temp_file.hpp"
 
 using namespace deepum;
 using namespace deepum::sim;
@@ -74,14 +75,6 @@ SimResult run(const Workload& w, const MachineModel& m, std::string_view policy_
   REQUIRE(policy != nullptr);
   return simulate(w, m, *policy, RunOptions{capacity, record});
 }
-
-struct TempFile {
-  std::filesystem::path path;
-  explicit TempFile(const std::string& stem)
-      : path(std::filesystem::temp_directory_path() / (stem + "." + std::to_string(getpid()) + ".dtrace")) {}
-  ~TempFile() { std::filesystem::remove(path); }
-  std::string str() const { return path.string(); }
-};
 
 // Policy that evicts blocks A and B before kernel 1 and prefetches them before kernel 2.
 class ScriptedPolicy final : public Policy {

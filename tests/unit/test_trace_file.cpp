@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "deepum/core/trace_file.hpp"
+#include "temp_file.hpp"
 
 using namespace deepum::core;
 
@@ -21,14 +22,6 @@ namespace {
 std::span<const std::byte> bytes_of(const std::string& text) { return std::as_bytes(std::span(text)); }
 
 // A file under the temp directory, removed when the test ends.
-struct TempFile {
-  std::filesystem::path path;
-  explicit TempFile(const std::string& stem)
-      : path(std::filesystem::temp_directory_path() / (stem + "." + std::to_string(getpid()) + ".trace")) {}
-  ~TempFile() { std::filesystem::remove(path); }
-  std::string str() const { return path.string(); }
-};
-
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
