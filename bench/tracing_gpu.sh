@@ -9,49 +9,11 @@
 #   cost      what tracing costs on ResNet-50, part by part (launch callbacks, activity, flush period)
 #   oversub   GPT-2 124M natively (its footprint), then under deepum with the resident limit at
 #             1/1.5, 1/2 and 1/3 of that footprint (reactive eviction, no prefetching)
-# Safety: the allocation limit is half of the GPU's free memory in every deepum run, and every
-# workload's footprint is far below it.
+# Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
+# run, and every workload's footprint is far below it.
 set -uo pipefail
 phase=${1:?usage: tracing_gpu.sh check|final|overhead|cost|oversub}
-root=$(cd "$(dirname "$0")/.." && pwd)
-# Everything goes to a scratch folder, bundled into one archive at the end: the device returns at
-# most 8 files.
-final=${OUT:-$root/bench/results/local}
-out=$(mktemp -d)
-mkdir -p "$final"
-export PYTHONUNBUFFERED=1
-lib="$root/build-gpu/lib/libdeepum.so"
-gpt2="$root/examples/pytorch/train_gpt2.py"
-resnet="$root/examples/pytorch/train_resnet.py"
-
-{
-  date -u +"date %Y-%m-%dT%H:%M:%SZ"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.free --format=csv,noheader
-  python3 -c "import torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__)"
-} 2>&1 | tee "$out/machine_$phase.txt"
-free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1 | tr -d ' ')
-alloc_limit=$((free_mib * 1024 * 1024 / 2))
-
-if [[ ! -f "$lib" ]]; then
-  echo "== build"
-  "$root/scripts/build.sh" "$root/build-gpu" -DDEEPUM_WARNINGS_AS_ERRORS=OFF >"$out/build.log" 2>&1 ||
-    { grep -E "error" "$out/build.log" | head -20; exit 1; }
-fi
-
-# deepum NAME ARGS...: runs under the library with the common settings and a stats file.
-deepum() {
-  local name=$1
-  shift
-  LD_PRELOAD="$lib" DEEPUM_ALLOC_LIMIT="$alloc_limit" DEEPUM_STATS_FILE="$out/${name}_stats.json" \
-    timeout 300 "$@" >"$out/$name.log" 2>&1
-  echo "$name: exit $? $(grep -E 'summary median_step_ms' "$out/$name.log")"
-}
-native() {
-  local name=$1
-  shift
-  timeout 300 "$@" >"$out/$name.log" 2>&1
-  echo "$name: exit $? $(grep -E 'summary median_step_ms' "$out/$name.log")"
-}
+source "$(dirname "$0")/common.sh"
 
 case "$phase" in
 check)
@@ -152,5 +114,4 @@ oversub)
   ls -la "$out"/gpt2_124m_trace.* | tee -a "$out/trace_check.md"
   ;;
 esac
-cp "$out"/*.md "$final"/ 2>/dev/null
-(cd "$out" && tar czf "$final/results_$phase.tar.gz" ./*)
+finish "$phase"

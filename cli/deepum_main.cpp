@@ -83,7 +83,7 @@ int show_config() {
   }
   std::printf("effective configuration (%s):\n", load.origin.c_str());
   for (const deepum::config::KeySpec& key : deepum::config::config_keys()) {
-    std::printf("  %-20s %s\n", std::string(key.name).c_str(),
+    std::printf("  %-28s %s\n", std::string(key.name).c_str(),
                 deepum::config::key_value_text(key, load.config).c_str());
   }
   std::printf("\n");

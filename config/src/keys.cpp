@@ -18,7 +18,8 @@ constexpr std::array kKeys{
     KeySpec{"resident_limit", "100%", "Most of that memory kept resident in GPU memory at once.",
             field<&Config::resident_limit>()},
     KeySpec{"eviction_headroom", "256MiB",
-            "Free room deepum keeps under resident_limit when it evicts (at least a tenth of the limit).",
+            "Free room deepum keeps under resident_limit, for demand faults and new allocations (when "
+            "evicting reactively, at least a tenth of the limit).",
             field<&Config::eviction_headroom>()},
     KeySpec{
         "tracing", "full",
@@ -46,6 +47,27 @@ constexpr std::array kKeys{
     KeySpec{"stats_file", "", "File the JSON statistics are written to at exit; empty writes none.",
             field<&Config::stats_file>()},
     KeySpec{"summary", "true", "Print a one-screen summary to the log at exit.", field<&Config::summary>()},
+    KeySpec{"prefetch.enabled", "true",
+            "Prefetch, pre-evict and plan ahead with the correlation prefetcher while resident_limit is "
+            "enforced; false leaves reactive eviction only.",
+            field<&Config::prefetch, &PrefetchConfig::enabled>()},
+    KeySpec{"prefetch.lookahead", "32", "Kernels the prefetcher plans ahead (its starting value when adaptive).",
+            field<&Config::prefetch, &PrefetchConfig::lookahead>(), IntegerRange{1, 4096}},
+    KeySpec{"prefetch.adaptive_lookahead", "true",
+            "Look further ahead when prefetches arrive late, less far when they are evicted unused (8..256).",
+            field<&Config::prefetch, &PrefetchConfig::adaptive_lookahead>()},
+    KeySpec{"prefetch.pre_evict", "true",
+            "Evict ahead of the prefetches to keep eviction_headroom free; false leaves eviction to the "
+            "reactive safety net.",
+            field<&Config::prefetch, &PrefetchConfig::pre_evict>()},
+    KeySpec{"prefetch.history", "3", "Kernels of history that key the next-kernel prediction.",
+            field<&Config::prefetch, &PrefetchConfig::history>(), IntegerRange{1, 8}},
+    KeySpec{"prefetch.rows", "2048", "Sets in each kernel's block correlation table.",
+            field<&Config::prefetch, &PrefetchConfig::rows>(), IntegerRange{1, 1u << 20}},
+    KeySpec{"prefetch.ways", "2", "Rows per set of a block correlation table.",
+            field<&Config::prefetch, &PrefetchConfig::ways>(), IntegerRange{1, 64}},
+    KeySpec{"prefetch.successors", "4", "Successor blocks kept per row, most recently seen first.",
+            field<&Config::prefetch, &PrefetchConfig::successors>(), IntegerRange{1, 64}},
 };
 
 }  // namespace

@@ -7,8 +7,34 @@ namespace {
 
 // How often the driver's used-memory figure is sampled, for the trace and the peak.
 constexpr Timestamp kSampleIntervalNs = 10'000'000;
+// A finished kernel's faults are taken as all in once a later fault has been seen, or once kernels
+// have run this long past it without one.
+constexpr Timestamp kCompletionWaitNs = 20'000'000;
+// Finished kernels waiting for their faults, at most (the policy learns less beyond that).
+constexpr std::size_t kMaxCompletions = 1 << 16;
 
 }  // namespace
+
+void Log2Histogram::add(std::uint64_t value) {
+  std::size_t bucket = 0;
+  while (bucket < 64 && (std::uint64_t{1} << bucket) <= value) ++bucket;
+  ++buckets_[bucket];
+  ++count_;
+  max_ = std::max(max_, value);
+}
+
+std::uint64_t Log2Histogram::quantile(double q) const {
+  if (count_ == 0) return 0;
+  const auto rank = static_cast<std::uint64_t>(q * static_cast<double>(count_) + 0.5);
+  std::uint64_t seen = 0;
+  for (std::size_t bucket = 0; bucket < buckets_.size(); ++bucket) {
+    seen += buckets_[bucket];
+    if (seen >= std::max<std::uint64_t>(rank, 1)) {
+      return bucket == 0 ? 0 : std::min(max_, (bucket >= 64 ? UINT64_MAX : (std::uint64_t{1} << bucket) - 1));
+    }
+  }
+  return max_;
+}
 
 void EventPipeline::on_function_name(std::uint64_t function, std::string name) {
   std::lock_guard lock(inbox_mutex_);
@@ -18,6 +44,7 @@ void EventPipeline::on_function_name(std::uint64_t function, std::string name) {
 void EventPipeline::handle(const KernelLaunch& launch, EventRecorder* recorder) {
   if (recorder) recorder->launch(launch);
   attributor_.on_launch(launch);
+  if (policy_) policy_->on_launch(launch);
   std::vector<BlockId> blocks;
   blocks.reserve(launch.pointer_count);
   for (std::size_t i = 0; i < launch.pointer_count; ++i) {
@@ -45,12 +72,23 @@ void EventPipeline::set_kernel_records_paused(bool paused) {
   }
 }
 
-void EventPipeline::handle(const ActivityEvent& event, EventRecorder* recorder) {
+void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecorder* recorder) {
   std::lock_guard lock(stats_mutex_);
   if (const auto* execution = std::get_if<KernelExecution>(&event)) {
     if (recorder) recorder->execution(*execution);
     attributor_.on_execution(*execution);
     ++stats_.executions;
+    newest_execution_end_ = std::max(newest_execution_end_, execution->end);
+    if (policy_ && execution->operation == GpuOperation::kernel) {
+      policy_->on_kernel_executed(execution->correlation_id);
+      if (completions_.size() >= kMaxCompletions) {
+        completion_index_.erase(completions_.front().correlation_id);
+        completions_.pop_front();
+        ++completions_popped_;
+      }
+      completion_index_[execution->correlation_id] = completions_popped_ + completions_.size();
+      completions_.push_back({execution->correlation_id, execution->end, {}});
+    }
     if (auto it = in_flight_launches_.find(execution->correlation_id); it != in_flight_launches_.end()) {
       for (BlockId block : it->second) {
         if (auto ref = in_flight_blocks_.find(block); ref != in_flight_blocks_.end() && --ref->second == 0) {
@@ -63,6 +101,11 @@ void EventPipeline::handle(const ActivityEvent& event, EventRecorder* recorder) 
     if (recorder) recorder->fault(*fault);
     attributor_.on_fault(*fault);
     residency_.on_fault(*fault);
+    if (now > fault->end) fault_delay_us_.add((now - fault->end) / 1000);
+    if (fault->access != FaultAccess::prefetch) {
+      newest_fault_start_ = std::max(newest_fault_start_, fault->start);
+      if (policy_ && !kernel_records_paused_) policy_->on_fault(block_of(fault->address));
+    }
     ++stats_.fault_records;
     stats_.faults += fault->fault_count;
   } else if (const auto* migration = std::get_if<Migration>(&event)) {
@@ -103,8 +146,16 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   // Launches first: a kernel's execution record never precedes its launch.
   launches_.drain([&](const KernelLaunch& launch) { handle(launch, recorder); });
   // Activity in arrival order: a range is posted by its allocation before any fault on it.
-  for (const ActivityEvent& event : events) handle(event, recorder);
-  attributor_.attribute([](const PageFault&, const KernelExecution&, const LaunchSummary*) {}, final);
+  for (const ActivityEvent& event : events) handle(event, now, recorder);
+  attributor_.attribute(
+      [this](const PageFault& fault, const KernelExecution& execution, const LaunchSummary* launch) {
+        if (launch != nullptr) note_faulted_block(execution, fault);
+      },
+      final);
+  if (policy_) {
+    complete_kernels(final);
+    if (options_.enforce_resident_limit && !final) run_policy(now, executor, recorder);
+  }
   if (attributor_.stats().faults != faults_seen_) {
     faults_seen_ = attributor_.stats().faults;
     last_fault_handled_ = now;
@@ -114,6 +165,69 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   std::lock_guard lock(stats_mutex_);
   stats_.launches_dropped = launches_.dropped();
   stats_.attribution = attributor_.stats();
+  stats_.fault_delay_p50_us = fault_delay_us_.quantile(0.5);
+  stats_.fault_delay_p99_us = fault_delay_us_.quantile(0.99);
+  stats_.fault_delay_max_us = fault_delay_us_.max();
+  if (policy_) {
+    const PrefetchStats learned = policy_->stats();
+    stats_.prefetching = true;
+    stats_.prefetch.timely = learned.timely;
+    stats_.prefetch.late = learned.late;
+    stats_.prefetch.wasted = learned.wasted;
+    stats_.prefetch.lookahead = learned.lookahead;
+    stats_.prefetch.resets = learned.resets;
+  }
+}
+
+void EventPipeline::note_faulted_block(const KernelExecution& execution, const PageFault& fault) {
+  auto it = completion_index_.find(execution.correlation_id);
+  if (it == completion_index_.end()) return;  // already handed to the policy
+  std::vector<BlockId>& faulted = completions_[it->second - completions_popped_].faulted;
+  const BlockId block = block_of(fault.address);
+  if (std::find(faulted.begin(), faulted.end(), block) == faulted.end()) faulted.push_back(block);
+}
+
+void EventPipeline::complete_kernels(bool final) {
+  while (!completions_.empty()) {
+    const Completion& next = completions_.front();
+    const bool faults_in = newest_fault_start_ > next.end + FaultAttributor::kSlackNs ||
+                           newest_execution_end_ > next.end + kCompletionWaitNs;
+    if (!faults_in && !final) return;
+    policy_->on_kernel_complete(next.correlation_id, next.faulted);
+    completion_index_.erase(next.correlation_id);
+    completions_.pop_front();
+    ++completions_popped_;
+  }
+}
+
+void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
+  if (!executor.ready()) return;
+  HintPlan plan = policy_->plan(residency_, options_.resident_limit_bytes);
+  plan.discard = residency_.clip_to_managed(plan.discard);
+  plan.evict = residency_.clip_to_managed(plan.evict);
+  plan.prefetch = residency_.clip_to_managed(plan.prefetch);
+  if (plan.empty()) return;
+  const bool ok = executor.submit(plan);
+  // Counted as done when queued: the next plan must not ask again, and a refused hint leaves the
+  // blocks where the migration records will say they are.
+  for (const AddressRange& range : plan.discard) residency_.on_evicted(range);
+  for (const AddressRange& range : plan.evict) residency_.on_evicted(range);
+  for (const AddressRange& range : plan.prefetch) residency_.on_prefetched(range, now);
+  if (recorder) {
+    for (const AddressRange& range : plan.discard)
+      recorder->hint(Hint{Hint::Kind::discard, now, range.address, range.bytes});
+    for (const AddressRange& range : plan.evict)
+      recorder->hint(Hint{Hint::Kind::evict_to_host, now, range.address, range.bytes});
+    for (const AddressRange& range : plan.prefetch)
+      recorder->hint(Hint{Hint::Kind::prefetch_to_gpu, now, range.address, range.bytes});
+  }
+  std::lock_guard lock(stats_mutex_);
+  ++stats_.prefetch.plans;
+  if (!ok) ++stats_.prefetch.plan_failures;
+  stats_.prefetch.prefetched_bytes += plan.prefetch_bytes();
+  stats_.prefetch.pre_evicted_bytes += plan.evict_bytes();
+  stats_.prefetch.discarded_bytes += total_bytes(plan.discard);
+  stats_.peak_estimated_resident_bytes = residency_.peak_resident_bytes();
 }
 
 void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
@@ -124,9 +238,12 @@ void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor
   // away in its own pool, so that figure never falls (measured on an H200: it stayed at the full
   // footprint while deepum evicted).
   const std::uint64_t resident = residency_.resident_bytes();
-  if (resident + headroom <= limit) return;
+  // With a policy its pre-evictions keep the headroom free; this is only the safety net against
+  // faults outrunning them, and must not fight them over the headroom.
+  const std::uint64_t trigger = policy_ ? limit : limit - std::min(limit, headroom);
+  if (resident <= trigger) return;
   // Evict down to a full headroom below the trigger so eviction runs in batches, not per fault.
-  const std::uint64_t target = limit > 2 * headroom ? limit - 2 * headroom : 0;
+  const std::uint64_t target = trigger > headroom ? trigger - headroom : 0;
   const std::vector<AddressRange> victims =
       residency_.choose_victims(resident - target, [this](BlockId block) { return in_flight(block); });
   if (victims.empty()) return;

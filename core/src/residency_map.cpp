@@ -93,6 +93,15 @@ void ResidencyMap::on_evicted(const AddressRange& range) {
   });
 }
 
+void ResidencyMap::on_prefetched(const AddressRange& range, Timestamp time) {
+  for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t overlap) {
+    if (Block* block = find(id)) {
+      touch(id, *block, time);
+      set_gpu_bytes(id, *block, block->gpu_bytes + overlap);
+    }
+  });
+}
+
 std::uint64_t ResidencyMap::resident_bytes_of(BlockId block) const {
   auto it = blocks_.find(block);
   return it == blocks_.end() ? 0 : it->second.gpu_bytes;
@@ -113,17 +122,31 @@ std::vector<AddressRange> ResidencyMap::choose_victims(
     }
   }
   std::sort(chosen.begin(), chosen.end());
-  // Clip each block to the managed ranges it overlaps; merge neighbours within one range only,
-  // since a prefetch may not span two allocations.
+  std::vector<AddressRange> blocks;
+  blocks.reserve(chosen.size());
+  for (BlockId id : chosen) blocks.push_back({block_base(id), kBlockBytes});
+  return clip_to_managed(blocks);
+}
+
+void ResidencyMap::visit_least_recently_used(const std::function<bool(BlockId)>& visit) const {
+  for (const auto& entry : lru_) {
+    if (!visit(entry.second)) return;
+  }
+}
+
+std::vector<AddressRange> ResidencyMap::clip_to_managed(std::span<const AddressRange> input) const {
   std::vector<AddressRange> ranges;
   std::uint64_t last_range_base = 0;
-  for (BlockId id : chosen) {
-    const std::uint64_t lo = block_base(id), hi = lo + kBlockBytes;
+  for (const AddressRange& wanted : input) {
+    const std::uint64_t lo = wanted.address, hi = wanted.address + wanted.bytes;
     auto it = ranges_.upper_bound(lo);
     if (it != ranges_.begin()) --it;
     for (; it != ranges_.end() && it->first < hi; ++it) {
-      const std::uint64_t start = std::max(lo, it->first);
+      std::uint64_t start = std::max(lo, it->first);
       const std::uint64_t end = std::min(hi, it->first + it->second);
+      if (!ranges.empty() && last_range_base == it->first) {
+        start = std::max(start, ranges.back().address + ranges.back().bytes);  // overlaps the last one
+      }
       if (start >= end) continue;
       if (!ranges.empty() && last_range_base == it->first &&
           ranges.back().address + ranges.back().bytes == start) {

@@ -114,6 +114,19 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
               format_bytes(t.deepum_evicted_bytes), t.deepum_eviction_failures);
   append_line(out, "  peak resident: {} estimated, {} measured by the driver",
               format_bytes(t.peak_estimated_resident_bytes), format_bytes(t.peak_measured_used_bytes));
+  if (t.fault_records > 0) {
+    append_line(out, "  fault records reached deepum {} us after the fault (median), {} us (p99), {} us (max)",
+                t.fault_delay_p50_us, t.fault_delay_p99_us, t.fault_delay_max_us);
+  }
+  if (t.prefetching) {
+    const PrefetchStats& p = t.prefetch;
+    append_line(out, "  prefetcher: {} plans ({} refused), prefetched {}, pre-evicted {}, discarded {}", p.plans,
+                p.plan_failures, format_bytes(p.prefetched_bytes), format_bytes(p.pre_evicted_bytes),
+                format_bytes(p.discarded_bytes));
+    append_line(out, "  prefetched blocks: {} timely, {} late, {} evicted unused; lookahead {} kernels{}", p.timely,
+                p.late, p.wasted, p.lookahead,
+                p.resets ? fmt::format(", learned state reset {} times", p.resets) : std::string());
+  }
   return out;
 }
 
@@ -166,7 +179,23 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
         {"deepum_eviction_failures", t.deepum_eviction_failures},
         {"peak_estimated_resident_bytes", t.peak_estimated_resident_bytes},
         {"peak_measured_used_bytes", t.peak_measured_used_bytes},
+        {"fault_delay_us", {{"p50", t.fault_delay_p50_us}, {"p99", t.fault_delay_p99_us}, {"max", t.fault_delay_max_us}}},
     };
+    if (t.prefetching) {
+      const PrefetchStats& p = t.prefetch;
+      doc["tracing"]["prefetch"] = {
+          {"plans", p.plans},
+          {"plan_failures", p.plan_failures},
+          {"prefetched_bytes", p.prefetched_bytes},
+          {"pre_evicted_bytes", p.pre_evicted_bytes},
+          {"discarded_bytes", p.discarded_bytes},
+          {"timely", p.timely},
+          {"late", p.late},
+          {"wasted", p.wasted},
+          {"lookahead", p.lookahead},
+          {"resets", p.resets},
+      };
+    }
   }
   return doc.dump(2) + "\n";
 }

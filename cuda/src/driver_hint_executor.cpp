@@ -11,12 +11,18 @@ namespace {
 
 RealFunction<decltype(&::cuCtxSetCurrent)> ctx_set_current{"cuCtxSetCurrent", Library::libcuda};
 RealFunction<decltype(&::cuCtxGetCurrent)> ctx_get_current{"cuCtxGetCurrent", Library::libcuda};
+RealFunction<decltype(&::cuCtxGetDevice)> ctx_get_device{"cuCtxGetDevice", Library::libcuda};
 RealFunction<decltype(&::cuStreamCreate)> stream_create{"cuStreamCreate", Library::libcuda};
 RealFunction<decltype(&::cuStreamDestroy_v2)> stream_destroy{"cuStreamDestroy_v2", Library::libcuda};
 RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize", Library::libcuda};
 RealFunction<decltype(&::cuMemPrefetchAsync_v2)> prefetch_async{"cuMemPrefetchAsync_v2", Library::libcuda};
 RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetchBatchAsync",
                                                                   Library::libcuda};
+RealFunction<decltype(&::cuMemDiscardBatchAsync)> discard_batch{"cuMemDiscardBatchAsync", Library::libcuda};
+RealFunction<decltype(&::cuEventCreate)> event_create{"cuEventCreate", Library::libcuda};
+RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Library::libcuda};
+RealFunction<decltype(&::cuEventQuery)> event_query{"cuEventQuery", Library::libcuda};
+RealFunction<decltype(&::cuStreamWaitEvent)> stream_wait_event{"cuStreamWaitEvent", Library::libcuda};
 RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
 RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
 
@@ -42,13 +48,23 @@ DriverHintExecutor::~DriverHintExecutor() {
 std::string DriverHintExecutor::bind() {
   if (context_ == nullptr) return "no CUDA context";
   if (CUresult r = ctx_set_current.get()(context_); r != CUDA_SUCCESS) return describe("cuCtxSetCurrent", r);
+  if (CUresult r = ctx_get_device.get()(&device_); r != CUDA_SUCCESS) return describe("cuCtxGetDevice", r);
   if (CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
     return describe("cuStreamCreate", r);
+  }
+  if (CUresult r = stream_create.get()(&prefetch_stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+    prefetch_stream_ = nullptr;
+    return describe("cuStreamCreate", r);
+  }
+  if (CUresult r = event_create.get()(&evictions_done_, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
+    evictions_done_ = nullptr;
+    return describe("cuEventCreate", r);
   }
   return {};
 }
 
-bool DriverHintExecutor::prefetch(std::span<const core::AddressRange> ranges, CUmemLocation location) {
+bool DriverHintExecutor::prefetch(std::span<const core::AddressRange> ranges, CUmemLocation location,
+                                  CUstream stream) {
   if (ranges.empty()) return true;
   // One batched call moves many ranges for the host cost of one (~100 us a call).
   if (batch_supported_ && prefetch_batch.get() != nullptr) {
@@ -62,14 +78,14 @@ bool DriverHintExecutor::prefetch(std::span<const core::AddressRange> ranges, CU
     }
     size_t location_index = 0;
     const CUresult r = prefetch_batch.get()(pointers.data(), sizes.data(), pointers.size(), &location,
-                                            &location_index, 1, 0, stream_);
+                                            &location_index, 1, 0, stream);
     if (r == CUDA_SUCCESS) return true;
     if (r != CUDA_ERROR_NOT_SUPPORTED) return fail(describe("cuMemPrefetchBatchAsync", r));
     batch_supported_ = false;
   }
   for (const core::AddressRange& range : ranges) {
     const CUresult r =
-        prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, location, 0, stream_);
+        prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, location, 0, stream);
     if (r != CUDA_SUCCESS) return fail(describe("cuMemPrefetchAsync", r));
   }
   return true;
@@ -79,17 +95,65 @@ bool DriverHintExecutor::evict_to_host(std::span<const core::AddressRange> range
   if (stream_ == nullptr) return false;
   CUmemLocation host{};
   host.type = CU_MEM_LOCATION_TYPE_HOST;
-  if (!prefetch(ranges, host)) return false;
+  if (!prefetch(ranges, host, stream_)) return false;
   // Waiting here blocks only deepum's worker; the residency it reports is then true.
   if (CUresult r = stream_synchronize.get()(stream_); r != CUDA_SUCCESS)
     return fail(describe("cuStreamSynchronize", r));
   return true;
 }
 
+bool DriverHintExecutor::discard(std::span<const core::AddressRange> ranges, CUstream stream) {
+  if (ranges.empty()) return true;
+  auto fn = discard_batch.get();
+  if (fn == nullptr) return fail("cuMemDiscardBatchAsync is missing (a CUDA 13 driver has it)");
+  std::vector<CUdeviceptr> pointers;
+  std::vector<size_t> sizes;
+  for (const core::AddressRange& range : ranges) {
+    pointers.push_back(static_cast<CUdeviceptr>(range.address));
+    sizes.push_back(range.bytes);
+  }
+  if (CUresult r = fn(pointers.data(), sizes.data(), pointers.size(), 0, stream); r != CUDA_SUCCESS)
+    return fail(describe("cuMemDiscardBatchAsync", r));
+  return true;
+}
+
+bool DriverHintExecutor::submit(const core::HintPlan& plan) {
+  if (stream_ == nullptr || prefetch_stream_ == nullptr || evictions_done_ == nullptr) return false;
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  bool ok = discard(plan.discard, stream_) && prefetch(plan.evict, host, stream_);
+  if (plan.prefetch.empty()) {
+    if (!plan.discard.empty() || !plan.evict.empty()) {
+      evictions_pending_ = event_record.get()(evictions_done_, stream_) == CUDA_SUCCESS;
+    }
+    return ok;
+  }
+  if (!plan.discard.empty() || !plan.evict.empty()) {
+    if (CUresult r = event_record.get()(evictions_done_, stream_); r != CUDA_SUCCESS)
+      return fail(describe("cuEventRecord", r));
+    evictions_pending_ = true;
+    if (CUresult r = stream_wait_event.get()(prefetch_stream_, evictions_done_, 0); r != CUDA_SUCCESS)
+      return fail(describe("cuStreamWaitEvent", r));
+  }
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device_;
+  return prefetch(plan.prefetch, gpu, prefetch_stream_) && ok;
+}
+
+bool DriverHintExecutor::ready() {
+  if (!evictions_pending_) return stream_ != nullptr;
+  const CUresult r = event_query.get()(evictions_done_);
+  if (r == CUDA_ERROR_NOT_READY) return false;
+  evictions_pending_ = false;
+  if (r != CUDA_SUCCESS) fail(describe("cuEventQuery", r));
+  return true;
+}
+
 bool DriverHintExecutor::fail(std::string error) {
   if (!failure_logged_) {
     failure_logged_ = true;
-    core::logger().warn("the driver refused an eviction ({}); later refusals are only counted", error);
+    core::logger().warn("the driver refused a hint ({}); later refusals are only counted", error);
   }
   return false;
 }

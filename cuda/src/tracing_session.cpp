@@ -14,6 +14,7 @@
 #include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/real_symbols.hpp"
 #include "deepum/cupti_tracer/cupti_tracer.hpp"
+#include "deepum/prefetch/planner_policy.hpp"
 
 namespace deepum::cuda {
 namespace {
@@ -213,7 +214,29 @@ void start_once(core::Session& session) {
       session.allocations().resident_limit_bytes() < session.allocations().device_total_bytes();
   runtime->interval = std::chrono::microseconds(
       options.enforce_resident_limit ? std::min(config.worker_interval_us, 250u) : config.worker_interval_us);
-  auto pipeline = std::make_unique<EventPipeline>(options);
+  // The prefetcher needs what only full tracing gives (kernel records, faults), and plans against
+  // the limit deepum enforces.
+  std::unique_ptr<core::HintPolicy> policy;
+  if (options.enforce_resident_limit && config.prefetch.enabled && config.tracing == config::TracingLevel::full) {
+    prefetch::PolicyOptions policy_options;
+    policy_options.planner.history_length = config.prefetch.history;
+    policy_options.planner.rows = config.prefetch.rows;
+    policy_options.planner.ways = config.prefetch.ways;
+    policy_options.planner.successors = config.prefetch.successors;
+    policy_options.planner.lookahead = config.prefetch.lookahead;
+    policy_options.planner.headroom_bytes = options.eviction_headroom_bytes;
+    policy_options.pre_evict = config.prefetch.pre_evict;
+    policy_options.adaptive_lookahead = config.prefetch.adaptive_lookahead;
+    policy = std::make_unique<prefetch::PlannerPolicy>(policy_options);
+  } else if (options.enforce_resident_limit && config.prefetch.enabled) {
+    core::logger().warn("prefetching needs tracing: full (it is {}); deepum evicts reactively only",
+                        config::tracing_level_name(config.tracing));
+  }
+  core::logger().info("resident limit {}: {}", core::format_bytes(options.resident_limit_bytes),
+                      !options.enforce_resident_limit ? "the whole GPU, the driver evicts"
+                      : policy                        ? "held by the prefetcher's plans"
+                                                      : "held by reactive eviction");
+  auto pipeline = std::make_unique<EventPipeline>(options, std::move(policy));
   runtime->pipeline = pipeline.get();
   session.attach_pipeline(std::move(pipeline));
 

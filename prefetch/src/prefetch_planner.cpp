@@ -22,12 +22,6 @@ std::vector<AddressRange> coalesce(std::span<const BlockId> blocks) {
   return ranges;
 }
 
-std::uint64_t total_bytes(std::span<const AddressRange> ranges) {
-  std::uint64_t bytes = 0;
-  for (const AddressRange& range : ranges) bytes += range.bytes;
-  return bytes;
-}
-
 // Sorted, with overlapping and touching ranges merged.
 std::vector<AddressRange> merge(std::span<const AddressRange> ranges) {
   std::vector<AddressRange> sorted(ranges.begin(), ranges.end());
@@ -48,9 +42,6 @@ std::vector<AddressRange> merge(std::span<const AddressRange> ranges) {
 }
 
 }  // namespace
-
-std::uint64_t Plan::evict_bytes() const { return total_bytes(evict); }
-std::uint64_t Plan::prefetch_bytes() const { return total_bytes(prefetch); }
 
 PrefetchPlanner::PrefetchPlanner(const PrefetchOptions& options)
     : options_(options),
@@ -95,6 +86,18 @@ void PrefetchPlanner::on_launch(const core::KernelLaunch& launch) {
   if (pending_.size() > kMaxPendingLaunches) pending_.pop_front();
 }
 
+void PrefetchPlanner::on_kernel_executed(std::uint64_t correlation_id) {
+  bool first_running = true;
+  for (PendingLaunch& launch : pending_) {
+    if (launch.correlation_id == correlation_id) {
+      launch.executed = true;
+      if (first_running) restart_block_.reset();  // the running kernel is done with it
+      return;
+    }
+    if (!launch.executed) first_running = false;
+  }
+}
+
 void PrefetchPlanner::on_kernel_complete(std::uint64_t correlation_id, std::span<const BlockId> faulted) {
   auto launch = std::find_if(pending_.begin(), pending_.end(),
                              [&](const PendingLaunch& p) { return p.correlation_id == correlation_id; });
@@ -124,7 +127,7 @@ void PrefetchPlanner::on_kernel_complete(std::uint64_t correlation_id, std::span
   m.table.learn(touched);
   table_bytes_ += m.table.memory_bytes();
 
-  if (launch == pending_.begin()) restart_block_.reset();  // the running kernel is done with it
+  if (!launch->executed) on_kernel_executed(correlation_id);
   pending_.erase(launch);
   if (memory_bytes() > options_.max_table_bytes) forget_everything();
 }
@@ -174,6 +177,7 @@ std::vector<BlockId> PrefetchPlanner::predicted_blocks() const {
   std::size_t kernels = 0;
   // The known future first: launches the GPU has not finished, the oldest (running) one first.
   for (const PendingLaunch& launch : pending_) {
+    if (launch.executed) continue;
     if (kernels == lookahead_) return window;
     add_kernel_blocks(launch.id, &launch, kernels == 0 ? restart_block_ : std::nullopt, window, seen);
     ++kernels;

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "deepum/core/event_pipeline.hpp"
+#include "recording_executor.hpp"
 
 using namespace deepum::core;
 
@@ -29,14 +30,7 @@ Migration migration(std::uint64_t address, std::uint64_t bytes, MigrationDirecti
   return m;
 }
 
-struct RecordingExecutor : HintExecutor {
-  std::vector<AddressRange> evicted;
-  bool evict_to_host(std::span<const AddressRange> ranges) override {
-    evicted.insert(evicted.end(), ranges.begin(), ranges.end());
-    return true;
-  }
-  std::optional<std::uint64_t> device_used_bytes() override { return std::nullopt; }
-};
+using deepum::test::RecordingExecutor;
 }  // namespace
 
 TEST_CASE("residency follows faults and migrations, clipped to managed ranges") {
@@ -214,4 +208,50 @@ TEST_CASE("faults while kernel records are paused are counted apart, prefetch fa
   CHECK(attributor.stats().while_unrecorded == 1);
   CHECK(attributor.stats().attributed == 1);
   CHECK(attributor.stats().pending() == 0);
+}
+
+TEST_CASE("clip_to_managed keeps the given order and merges only within one allocation") {
+  ResidencyMap map;
+  map.on_range_allocated(kBase, 3 * kMiB);            // block 0 and half of block 1
+  map.on_range_allocated(kBase + 4 * kMiB, 4 * kMiB);  // blocks 2..3
+  const std::vector<AddressRange> wanted{{kBase + 4 * kMiB, 4 * kMiB}, {kBase, 4 * kMiB}};
+  const auto clipped = map.clip_to_managed(wanted);
+  REQUIRE(clipped.size() == 2);
+  CHECK(clipped[0] == AddressRange{kBase + 4 * kMiB, 4 * kMiB});  // nearest need first, as given
+  CHECK(clipped[1] == AddressRange{kBase, 3 * kMiB});             // the hole after 3 MiB dropped
+  // Adjacent allocations stay apart: one prefetch may not span two.
+  map.on_range_allocated(kBase + 8 * kMiB, 2 * kMiB);
+  const std::vector<AddressRange> across{{kBase + 4 * kMiB, 6 * kMiB}};
+  CHECK(map.clip_to_managed(across).size() == 2);
+  CHECK(map.clip_to_managed(std::vector<AddressRange>{{0x1000, 4096}}).empty());
+}
+
+TEST_CASE("prefetched ranges count as resident at once, and migration records do not count them twice") {
+  ResidencyMap map(/*faults_make_resident=*/false);
+  map.on_range_allocated(kBase, 8 * kMiB);
+  map.on_prefetched({kBase, 4 * kMiB}, 5);
+  CHECK(map.resident_bytes() == 4 * kMiB);
+  map.on_migration(migration(kBase, 4 * kMiB, MigrationDirection::host_to_device, 6));
+  CHECK(map.resident_bytes() == 4 * kMiB);
+  std::vector<BlockId> order;
+  map.on_use(kBase, 100);  // block 0 now the most recently used
+  map.visit_least_recently_used([&](BlockId b) {
+    order.push_back(b);
+    return true;
+  });
+  CHECK(order == std::vector<BlockId>{block_of(kBase) + 1, block_of(kBase)});
+}
+
+TEST_CASE("Log2Histogram gives percentiles within a factor of two") {
+  Log2Histogram histogram;
+  CHECK(histogram.quantile(0.5) == 0);
+  for (std::uint64_t v = 1; v <= 100; ++v) histogram.add(v);
+  CHECK(histogram.count() == 100);
+  CHECK(histogram.max() == 100);
+  const std::uint64_t median = histogram.quantile(0.5);
+  CHECK(median >= 50);
+  CHECK(median <= 100);
+  CHECK(histogram.quantile(0.99) == 100);  // capped at the largest value seen
+  histogram.add(0);
+  CHECK(histogram.quantile(0.001) == 0);
 }

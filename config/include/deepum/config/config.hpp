@@ -47,6 +47,20 @@ class SizeSpec {
 // nullopt and, if `why` is given, says what was expected.
 std::optional<SizeSpec> parse_size(std::string_view text, std::string* why = nullptr);
 
+// The correlation prefetcher (DeepUM's tables and planner); see prefetch/prefetch_options.hpp.
+struct PrefetchConfig {
+  bool enabled = true;
+  std::uint32_t lookahead = 32;  // kernels planned ahead (the starting value when adaptive)
+  bool adaptive_lookahead = true;
+  bool pre_evict = true;
+  std::uint32_t history = 3;  // execution IDs that key the next-kernel prediction
+  std::uint32_t rows = 2048;
+  std::uint32_t ways = 2;
+  std::uint32_t successors = 4;
+
+  bool operator==(const PrefetchConfig&) const = default;
+};
+
 struct Config {
   bool enabled = true;
   SizeSpec alloc_limit = SizeSpec::of_percent(100.0);     // what the app may allocate in total
@@ -63,6 +77,7 @@ struct Config {
   std::string log_file;    // empty: stderr
   std::string stats_file;  // empty: no JSON statistics file
   bool summary = true;     // print the one-screen summary at exit
+  PrefetchConfig prefetch;
 
   bool operator==(const Config&) const = default;
 };

@@ -4,7 +4,10 @@
 // trace, and keeps GPU residency under the resident limit by evicting least recently used blocks.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -15,6 +18,7 @@
 #include "deepum/core/events.hpp"
 #include "deepum/core/fault_attribution.hpp"
 #include "deepum/core/hint_executor.hpp"
+#include "deepum/core/hint_policy.hpp"
 #include "deepum/core/launch_queue.hpp"
 #include "deepum/core/residency_map.hpp"
 
@@ -42,12 +46,35 @@ struct PipelineStats {
   std::uint64_t peak_estimated_resident_bytes = 0;
   std::uint64_t peak_measured_used_bytes = 0;
   AttributionStats attribution;
+  PrefetchStats prefetch;
+  bool prefetching = false;  // a HintPolicy plans ahead
+  // How long after a fault ended its record reached the worker (CUPTI's buffering, the tracer's
+  // poll, the worker's period): what bounds how soon deepum can react to a fault.
+  std::uint64_t fault_delay_p50_us = 0, fault_delay_p99_us = 0, fault_delay_max_us = 0;
+};
+
+// Counts of values in power-of-two buckets: percentiles to within a factor of two, in fixed memory.
+class Log2Histogram {
+ public:
+  void add(std::uint64_t value);
+  // The upper bound of the bucket holding the q-th quantile (0 < q <= 1); 0 when empty.
+  std::uint64_t quantile(double q) const;
+  std::uint64_t max() const { return max_; }
+  std::uint64_t count() const { return count_; }
+
+ private:
+  std::array<std::uint64_t, 65> buckets_{};  // bucket b holds values < 2^b (bucket 0: the zeros)
+  std::uint64_t count_ = 0, max_ = 0;
 };
 
 class EventPipeline {
  public:
-  explicit EventPipeline(const PipelineOptions& options)
-      : options_(options), residency_(/*faults_make_resident=*/!options.enforce_resident_limit) {}
+  // With a policy (the prefetcher), every step also asks it for a plan when the executor is ready,
+  // and the resident limit is held by its pre-evictions, with reactive eviction as the safety net.
+  explicit EventPipeline(const PipelineOptions& options, std::unique_ptr<HintPolicy> policy = nullptr)
+      : options_(options),
+        residency_(/*faults_make_resident=*/!options.enforce_resident_limit),
+        policy_(std::move(policy)) {}
 
   // Producers: never block for long, never allocate per launch.
   void on_launch(const KernelLaunch& launch) { launches_.push(launch); }
@@ -80,8 +107,11 @@ class EventPipeline {
     inbox_.emplace_back(event);
   }
   void handle(const KernelLaunch& launch, EventRecorder* recorder);
-  void handle(const ActivityEvent& event, EventRecorder* recorder);
+  void handle(const ActivityEvent& event, Timestamp now, EventRecorder* recorder);
   void enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
+  void note_faulted_block(const KernelExecution& execution, const PageFault& fault);
+  void complete_kernels(bool final);
+  void run_policy(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
   void sample_residency(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
   bool in_flight(BlockId block) const;
 
@@ -102,6 +132,21 @@ class EventPipeline {
   std::uint64_t faults_seen_ = 0;
   bool kernel_records_paused_ = false;
   Timestamp last_sample_ = 0;
+  Log2Histogram fault_delay_us_;
+
+  // Prefetching. Kernels whose execution arrived, waiting for their faults before the policy
+  // learns from them (fault records arrive later than kernel records).
+  struct Completion {
+    std::uint64_t correlation_id = 0;
+    Timestamp end = 0;
+    std::vector<BlockId> faulted;
+  };
+  std::unique_ptr<HintPolicy> policy_;
+  std::deque<Completion> completions_;  // in arrival order
+  std::unordered_map<std::uint64_t, std::size_t> completion_index_;  // correlation id -> sequence
+  std::size_t completions_popped_ = 0;  // sequence number of completions_.front()
+  Timestamp newest_fault_start_ = 0;
+  Timestamp newest_execution_end_ = 0;
   mutable std::mutex stats_mutex_;  // stats_ is read by the exit report while the worker runs
   PipelineStats stats_;
 };

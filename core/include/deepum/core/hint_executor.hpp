@@ -1,20 +1,38 @@
 // HintExecutor: the one seam through which deepum's decisions reach the driver. The CUDA
-// implementation lives in executor/; tests and the simulator use their own.
+// implementation is cuda/DriverHintExecutor; tests and the simulator use their own.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "deepum/core/residency_map.hpp"
 
 namespace deepum::core {
+
+// One round of hints, carried out in this order: discard, evict, prefetch. Ranges lie inside
+// managed allocations (the planner's 2 MB blocks clipped to them).
+struct HintPlan {
+  std::vector<AddressRange> discard;   // dead memory: dropped, never written back
+  std::vector<AddressRange> evict;     // to the host, making room
+  std::vector<AddressRange> prefetch;  // to the GPU, the nearest kernel's blocks first
+
+  bool empty() const { return discard.empty() && evict.empty() && prefetch.empty(); }
+  std::uint64_t evict_bytes() const { return total_bytes(evict); }
+  std::uint64_t prefetch_bytes() const { return total_bytes(prefetch); }
+};
 
 class HintExecutor {
  public:
   virtual ~HintExecutor() = default;
   // Moves the ranges to host memory and returns once they are there; false if the driver refused.
   virtual bool evict_to_host(std::span<const AddressRange> ranges) = 0;
+  // Queues the plan on deepum's own streams and returns at once: evictions first, prefetches once
+  // the evictions are done, so the GPU never holds both. False if the driver refused part of it.
+  virtual bool submit(const HintPlan& plan) = 0;
+  // Whether the evictions of every submitted plan are done, so a new plan may be submitted.
+  virtual bool ready() = 0;
   // Device memory in use on the whole GPU now, as the driver reports it; nullopt if unknown.
   virtual std::optional<std::uint64_t> device_used_bytes() = 0;
 };

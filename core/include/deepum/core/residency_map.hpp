@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +20,12 @@ struct AddressRange {
   std::uint64_t bytes = 0;
   bool operator==(const AddressRange&) const = default;
 };
+
+inline std::uint64_t total_bytes(std::span<const AddressRange> ranges) {
+  std::uint64_t bytes = 0;
+  for (const AddressRange& range : ranges) bytes += range.bytes;
+  return bytes;
+}
 
 class ResidencyMap {
  public:
@@ -37,6 +44,9 @@ class ResidencyMap {
   void on_use(std::uint64_t address, Timestamp time);
   // deepum moved [address, address+bytes) to the host.
   void on_evicted(const AddressRange& range);
+  // deepum asked for the range on the GPU at `time`: counted resident from now, so the next plan
+  // does not ask again (the migration records that follow change nothing, the count saturates).
+  void on_prefetched(const AddressRange& range, Timestamp time);
 
   std::uint64_t resident_bytes() const { return resident_bytes_; }
   std::uint64_t peak_resident_bytes() const { return peak_resident_bytes_; }
@@ -48,6 +58,12 @@ class ResidencyMap {
   // unprotected ones do not cover the need.
   std::vector<AddressRange> choose_victims(std::uint64_t bytes_to_free,
                                            const std::function<bool(BlockId)>& is_protected) const;
+  // Calls visit(block) for the resident blocks, least recently used first, until it returns false.
+  void visit_least_recently_used(const std::function<bool(BlockId)>& visit) const;
+  // The parts of the ranges that lie in live managed allocations, in the order given (a prefetch
+  // plan is ordered by need); consecutive neighbours merge, but only within one allocation, since a
+  // prefetch may not span two.
+  std::vector<AddressRange> clip_to_managed(std::span<const AddressRange> ranges) const;
 
  private:
   struct Block {

@@ -22,14 +22,24 @@ class DriverHintExecutor final : public core::HintExecutor {
   std::string bind();
 
   bool evict_to_host(std::span<const core::AddressRange> ranges) override;
+  bool submit(const core::HintPlan& plan) override;
+  bool ready() override;
   std::optional<std::uint64_t> device_used_bytes() override;
 
  private:
-  bool prefetch(std::span<const core::AddressRange> ranges, CUmemLocation location);
+  bool prefetch(std::span<const core::AddressRange> ranges, CUmemLocation location, CUstream stream);
+  bool discard(std::span<const core::AddressRange> ranges, CUstream stream);
   bool fail(std::string error);  // logs the first failure, returns false
 
   CUcontext context_ = nullptr;
+  CUdevice device_ = 0;
+  // Evictions (and discards) run on one stream, prefetches to the GPU on another that waits for
+  // the evictions of the same plan: the GPU is never asked to hold both, yet one plan's prefetches
+  // overlap the next plan's evictions, using both directions of the link.
   CUstream stream_ = nullptr;
+  CUstream prefetch_stream_ = nullptr;
+  CUevent evictions_done_ = nullptr;
+  bool evictions_pending_ = false;
   bool batch_supported_ = true;
   bool failure_logged_ = false;
 };

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "deepum/core/events.hpp"
+#include "deepum/core/hint_executor.hpp"
 #include "deepum/core/residency_map.hpp"
 #include "deepum/prefetch/block_correlation_table.hpp"
 #include "deepum/prefetch/execution_id_table.hpp"
@@ -40,16 +41,8 @@ class ResidencyView {
 };
 
 // Carried out in this order: discard, evict, prefetch. Ranges are 2 MB-block aligned except discard
-// ranges, which are the dead ranges as given.
-struct Plan {
-  std::vector<AddressRange> discard;   // dead memory: dropped, never written back
-  std::vector<AddressRange> evict;     // to the host, making room; dead blocks first (they move nothing)
-  std::vector<AddressRange> prefetch;  // to the GPU, the nearest kernel's blocks first
-
-  bool empty() const { return discard.empty() && evict.empty() && prefetch.empty(); }
-  std::uint64_t evict_bytes() const;
-  std::uint64_t prefetch_bytes() const;
-};
+// ranges, which are the dead ranges as given; the caller clips them to managed memory.
+using Plan = core::HintPlan;
 
 // Feedback on one prefetched block, from the integration: used after it arrived (timely), faulted
 // before it arrived (late: look further ahead), or evicted before any kernel used it (wasted: look
@@ -70,6 +63,9 @@ class PrefetchPlanner {
   // The host enqueued a kernel: its pointer arguments are known future use, and its execution key
   // extends the history the next kernels are predicted from.
   void on_launch(const core::KernelLaunch& launch);
+  // The GPU ran the kernel of that launch: it leaves the window of kernels to come. (Its learning
+  // waits for on_kernel_complete, once its faults are known.)
+  void on_kernel_executed(std::uint64_t correlation_id);
   // The kernel of that launch finished; `faulted` are the blocks of the faults attributed to it, in
   // time order. Its table learns the pointer blocks (stable even once prefetching removes the
   // faults) followed by the faulted blocks.
@@ -88,6 +84,8 @@ class PrefetchPlanner {
   std::vector<BlockId> predicted_blocks() const;
 
   std::size_t lookahead() const { return lookahead_; }
+  // Whether the last plan's window held the block.
+  bool in_last_window(BlockId block) const { return last_window_.count(block) != 0; }
   std::size_t memory_bytes() const;
   // How many times the learned state outgrew its bounds and was forgotten.
   std::size_t resets() const { return resets_; }
@@ -98,6 +96,7 @@ class PrefetchPlanner {
     std::uint64_t correlation_id = 0;
     ExecutionId id = 0;
     std::uint16_t pointer_count = 0;
+    bool executed = false;  // out of the window, waiting to be learned from
     std::array<BlockId, core::KernelLaunch::kMaxPointers> pointer_blocks{};
   };
   // One execution ID's table and how far its predictions are trusted: a kernel whose touches its

@@ -1,0 +1,107 @@
+// prefetch_bandwidth: what explicit Unified Memory prefetches reach on this GPU, the figure the
+// prefetcher's floor is computed from (bytes that must cross the link / this bandwidth).
+//
+//   prefetch_bandwidth [MiB]   (default 2048; keep it well under the GPU's free memory)
+//
+// Prints one line per measurement, "name GB/s", best of 3, and a JSON line last. Runs natively:
+// deepum would turn nothing here into anything else (the memory is already managed).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+#define CHECK_CUDA(call)                                                                       \
+  do {                                                                                         \
+    cudaError_t e = (call);                                                                    \
+    if (e != cudaSuccess) {                                                                    \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+cudaMemLocation device_location(int device) {
+  cudaMemLocation location{};
+  location.type = cudaMemLocationTypeDevice;
+  location.id = device;
+  return location;
+}
+
+cudaMemLocation host_location() {
+  cudaMemLocation location{};
+  location.type = cudaMemLocationTypeHost;
+  return location;
+}
+
+// Prefetches [data, data+bytes) to `to` as `pieces` equal ranges in one batch call; returns GB/s.
+double batch_prefetch(char* data, size_t bytes, size_t pieces, cudaMemLocation to, cudaStream_t stream) {
+  std::vector<void*> pointers(pieces);
+  std::vector<size_t> sizes(pieces, bytes / pieces);
+  for (size_t i = 0; i < pieces; ++i) pointers[i] = data + i * (bytes / pieces);
+  size_t location_index = 0;
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_CUDA(cudaMemPrefetchBatchAsync(pointers.data(), sizes.data(), pieces, &to, &location_index, 1, 0, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  return static_cast<double>(bytes) / seconds_since(start) / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2048;
+  const size_t bytes = mib << 20;
+  int device = 0;
+  CHECK_CUDA(cudaGetDevice(&device));
+  size_t free_bytes = 0, total = 0;
+  CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  if (bytes > free_bytes / 2) {
+    std::fprintf(stderr, "prefetch_bandwidth: %zu MiB is more than half the free %zu MiB; asking less\n", mib,
+                 free_bytes >> 20);
+    return 2;
+  }
+  char* data = nullptr;
+  CHECK_CUDA(cudaMallocManaged(&data, bytes));
+  std::memset(data, 1, bytes);  // resident on the host, every page touched
+  cudaStream_t stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  struct Result {
+    const char* name;
+    size_t pieces;
+    bool to_gpu;
+    double best = 0;
+  };
+  std::vector<Result> results{{"h2d_one_range", 1, true},     {"d2h_one_range", 1, false},
+                              {"h2d_64MiB_ranges", bytes / (64 << 20), true},
+                              {"d2h_64MiB_ranges", bytes / (64 << 20), false},
+                              {"h2d_2MiB_ranges", bytes / (2 << 20), true},
+                              {"d2h_2MiB_ranges", bytes / (2 << 20), false}};
+  for (int round = 0; round < 3; ++round) {
+    for (Result& r : results) {
+      // Start each measurement from the other side.
+      CHECK_CUDA(cudaMemPrefetchAsync(data, bytes, r.to_gpu ? host_location() : device_location(device), 0, stream));
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      const double gbps = batch_prefetch(data, bytes, std::max<size_t>(r.pieces, 1),
+                                         r.to_gpu ? device_location(device) : host_location(), stream);
+      r.best = std::max(r.best, gbps);
+    }
+  }
+  cudaDeviceProp prop{};
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
+  std::printf("device %s, %zu MiB, best of 3\n", prop.name, mib);
+  std::printf("{\"device\": \"%s\", \"bytes\": %zu", prop.name, bytes);
+  for (const Result& r : results) std::printf(", \"%s_gbps\": %.2f", r.name, r.best);
+  std::printf("}\n");
+  for (const Result& r : results) std::fprintf(stderr, "%-18s %7.2f GB/s\n", r.name, r.best);
+  CHECK_CUDA(cudaFree(data));
+  return 0;
+}

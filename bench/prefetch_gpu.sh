@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# prefetch_gpu.sh PHASE: the prefetcher's measurements on the GPU machine, each phase one device call.
+# Results go to $OUT (or bench/results/local), bundled as results_PHASE.tar.gz, tables last.
+#   main      build, ctest (gpu tests included), the prefetch bandwidth, GPT-2 124M natively (its
+#             footprint), then at 2x and 3x oversubscription (resident limit at footprint/2, /3):
+#             reactive eviction only vs the prefetcher
+#   ablation  at 2x: prediction only (no pre-eviction), + pre-eviction, and the lookahead sweep
+#             (fixed 8, 32, 128, 512, and adaptive)
+# Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
+# run; GPT-2 124M at batch 8 needs ~11 GiB.
+set -uo pipefail
+phase=${1:?usage: prefetch_gpu.sh main|ablation}
+source "$(dirname "$0")/common.sh"
+
+g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps "${STEPS:-8}" --warmup-steps "${WARMUP:-3}")
+native_and_bandwidth() {
+  "$root/build-gpu/bin/prefetch_bandwidth" 2048 >"$out/bandwidth.txt" 2>&1
+  tail -1 "$out/bandwidth.txt" | grep '^{' >"$out/bandwidth.json"
+  cat "$out/bandwidth.txt"
+  native gpt2_native "${g[@]}" --json "$out/gpt2_native.json"
+  footprint=$(python3 -c "import json; print(json.load(open('$out/gpt2_native.json'))['peak_reserved_bytes'])")
+  echo "footprint (peak reserved, native): $footprint bytes"
+}
+limit_at() { python3 -c "print(int($footprint / $1))"; }
+runs=()
+
+case "$phase" in
+main)
+  echo "== ctest"
+  (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
+  grep -E "tests passed|tests failed|\*\*\*Failed|Skipped" "$out/ctest.log" | tail -8
+  native_and_bandwidth
+  for factor in ${FACTORS:-2 3}; do
+    DEEPUM_RESIDENT_LIMIT=$(limit_at "$factor") DEEPUM_PREFETCH_ENABLED=false \
+      deepum "gpt2_reactive_x$factor" "${g[@]}" --json "$out/gpt2_reactive_x$factor.json"
+    DEEPUM_RESIDENT_LIMIT=$(limit_at "$factor") \
+      deepum "gpt2_deepum_x$factor" "${g[@]}" --json "$out/gpt2_deepum_x$factor.json"
+    runs+=("$out/gpt2_reactive_x$factor" "$out/gpt2_deepum_x$factor")
+  done
+  ;;
+ablation)
+  native_and_bandwidth
+  limit=$(limit_at 2)
+  DEEPUM_RESIDENT_LIMIT=$limit DEEPUM_PREFETCH_ENABLED=false \
+    deepum gpt2_reactive_x2 "${g[@]}" --json "$out/gpt2_reactive_x2.json"
+  DEEPUM_RESIDENT_LIMIT=$limit DEEPUM_PREFETCH_PRE_EVICT=false DEEPUM_PREFETCH_ADAPTIVE_LOOKAHEAD=false \
+    deepum gpt2_prediction-only_x2 "${g[@]}" --json "$out/gpt2_prediction-only_x2.json"
+  runs+=("$out/gpt2_reactive_x2" "$out/gpt2_prediction-only_x2")
+  for lookahead in 8 32 128 512; do
+    DEEPUM_RESIDENT_LIMIT=$limit DEEPUM_PREFETCH_LOOKAHEAD=$lookahead DEEPUM_PREFETCH_ADAPTIVE_LOOKAHEAD=false \
+      deepum "gpt2_lookahead-${lookahead}_x2" "${g[@]}" --json "$out/gpt2_lookahead-${lookahead}_x2.json"
+    runs+=("$out/gpt2_lookahead-${lookahead}_x2")
+  done
+  DEEPUM_RESIDENT_LIMIT=$limit deepum gpt2_adaptive_x2 "${g[@]}" --json "$out/gpt2_adaptive_x2.json"
+  runs+=("$out/gpt2_adaptive_x2")
+  ;;
+esac
+python3 "$root/bench/prefetch_report.py" --native "$out/gpt2_native.json" --bandwidth "$out/bandwidth.json" \
+  "${runs[@]}" | tee "$out/prefetch_$phase.md"
+finish "$phase"

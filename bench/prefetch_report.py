@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Tabulate oversubscribed runs against native, the reactive baseline and the floor.
+
+    prefetch_report.py --native native.json --bandwidth bandwidth.json RUN [RUN ...]
+
+Each RUN is a path prefix P with P.json (train_gpt2.py --json) and P_stats.json (deepum's
+stats_file). A run's oversubscription factor and mode come from its name, ..._MODE_xFACTOR
+(e.g. gpt2_reactive_x2, gpt2_deepum_x3). The floor at factor f is the larger of the native step
+time and the time to move the bytes that must cross the link each step: with footprint F (native
+peak reserved) and resident limit L = F / f, at least F - L must come in and F - L go out, each
+direction at the measured large-range prefetch bandwidth, the two directions overlapped.
+Prints a Markdown table; standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+GIB = 1024**3
+
+
+def load(path: Path) -> dict:
+    with path.open(encoding="utf-8") as f:
+        return json.load(f)
+
+
+def losses_equal(a: dict, b: dict) -> str:
+    la, lb = a.get("losses") or [], b.get("losses") or []
+    if not la or len(la) != len(lb):
+        return "n/a"
+    worst = max(abs(x - y) / max(abs(x), 1e-12) for x, y in zip(la, lb))
+    return "identical" if worst == 0 else f"max rel diff {worst:.1e}"
+
+
+def main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--native", required=True, type=Path)
+    p.add_argument("--bandwidth", required=True, type=Path, help="prefetch_bandwidth's JSON line")
+    p.add_argument("runs", nargs="+")
+    args = p.parse_args(argv)
+
+    native = load(args.native)
+    bandwidth = load(args.bandwidth)
+    h2d = bandwidth["h2d_64MiB_ranges_gbps"] * 1e9
+    d2h = bandwidth["d2h_64MiB_ranges_gbps"] * 1e9
+    native_ms = native["median_step_ms"]
+    footprint = native["peak_reserved_bytes"]
+    steps = len(native.get("losses") or []) or 1
+    print(f"GPU: {native.get('device', '?')}; native median step {native_ms:.1f} ms; footprint "
+          f"{footprint / GIB:.2f} GiB; prefetch bandwidth (64 MiB ranges) H2D {h2d / 1e9:.1f} GB/s, "
+          f"D2H {d2h / 1e9:.1f} GB/s\n")
+
+    rows = []
+    reactive: dict[str, dict] = {}
+    for prefix in args.runs:
+        name = Path(prefix).name
+        match = re.search(r"_([a-z0-9-]+)_x([0-9.]+)$", name)
+        if not match:
+            print(f"prefetch_report: {name}: expected a name ending in _MODE_xFACTOR", file=sys.stderr)
+            return 2
+        mode, factor = match.group(1), match.group(2)
+        run = load(Path(prefix + ".json"))
+        stats = load(Path(prefix + "_stats.json"))
+        t = stats.get("tracing", {})
+        entry = {"name": name, "mode": mode, "factor": factor, "run": run, "stats": stats, "t": t}
+        if mode == "reactive":
+            reactive[factor] = entry
+        rows.append(entry)
+
+    headers = ["run", "median step ms", "x native", "x floor", "reactive / this", "losses vs native",
+               "faults (vs reactive)", "GiB to GPU / to host per run", "peak resident est. / limit GiB",
+               "prefetched GiB (timely/late/wasted blocks)"]
+    print("| " + " | ".join(headers) + " |")
+    print("|" + "---|" * len(headers))
+    for e in rows:
+        run, t, stats = e["run"], e["t"], e["stats"]
+        ms = run.get("median_step_ms") or float("nan")
+        f = float(e["factor"])
+        must_move = footprint - footprint / f
+        floor_ms = max(native_ms, 1000 * must_move / h2d, 1000 * must_move / d2h)
+        base = reactive.get(e["factor"])
+        speedup = f"{base['run']['median_step_ms'] / ms:.2f}" if base else "-"
+        faults = t.get("faults", 0)
+        fault_share = (f" ({100 * faults / base['t']['faults']:.1f}%)"
+                       if base and base["t"].get("faults") else "")
+        limit = stats.get("resident_limit_bytes", 0)
+        pf = t.get("prefetch")
+        prefetched = (f"{pf['prefetched_bytes'] / GIB:.1f} ({pf['timely']}/{pf['late']}/{pf['wasted']}), "
+                      f"lookahead {pf['lookahead']}" if pf else "-")
+        rows_cells = [
+            e["name"], f"{ms:.1f}", f"{ms / native_ms:.2f}", f"{ms / floor_ms:.2f} (floor {floor_ms:.0f} ms)",
+            speedup, losses_equal(native, run), f"{faults}{fault_share}",
+            f"{t.get('bytes_to_gpu', 0) / GIB:.1f} / {t.get('bytes_to_host', 0) / GIB:.1f}",
+            f"{t.get('peak_estimated_resident_bytes', 0) / GIB:.2f} / {limit / GIB:.2f}", prefetched,
+        ]
+        print("| " + " | ".join(rows_cells) + " |")
+    print(f"\n(runs of {steps} steps; the floor counts F - L bytes each way per step)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,46 @@
+// HintPolicy: what decides deepum's hints beyond holding the resident limit. The prefetcher
+// (prefetch/PlannerPolicy) is one; the pipeline feeds it what the tracer reports and asks it for a
+// plan whenever the executor can take one. Pure C++, driven by the worker thread only.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "deepum/core/events.hpp"
+#include "deepum/core/hint_executor.hpp"
+#include "deepum/core/residency_map.hpp"
+
+namespace deepum::core {
+
+struct PrefetchStats {
+  std::uint64_t plans = 0;             // plans submitted with at least one hint
+  std::uint64_t plan_failures = 0;     // plans the driver refused (part of)
+  std::uint64_t prefetched_bytes = 0;  // asked for on the GPU ahead of use
+  std::uint64_t pre_evicted_bytes = 0;
+  std::uint64_t discarded_bytes = 0;
+  // Prefetched blocks, judged: there before their kernel, faulted before they arrived, or evicted
+  // unused.
+  std::uint64_t timely = 0, late = 0, wasted = 0;
+  std::uint64_t lookahead = 0;  // kernels planned ahead, at the end
+  std::uint64_t resets = 0;     // times the learned state outgrew its bounds and was forgotten
+};
+
+class HintPolicy {
+ public:
+  virtual ~HintPolicy() = default;
+  // The host enqueued a kernel.
+  virtual void on_launch(const KernelLaunch& launch) = 0;
+  // A GPU page fault on `block`, as soon as its record arrives.
+  virtual void on_fault(BlockId block) = 0;
+  // The GPU ran the kernel of this launch (its execution record arrived).
+  virtual void on_kernel_executed(std::uint64_t correlation_id) = 0;
+  // Later, once its faults have had time to arrive: `faulted` are the blocks of the faults
+  // attributed to it, in time order.
+  virtual void on_kernel_complete(std::uint64_t correlation_id, std::span<const BlockId> faulted) = 0;
+  // The hints for now, given residency and the limit. Ranges may overhang managed memory; the
+  // pipeline clips them.
+  virtual HintPlan plan(const ResidencyMap& residency, std::uint64_t resident_limit_bytes) = 0;
+  virtual PrefetchStats stats() const = 0;
+};
+
+}  // namespace deepum::core
