@@ -79,6 +79,7 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
     attributor_.on_execution(*execution);
     ++stats_.executions;
     newest_execution_end_ = std::max(newest_execution_end_, execution->end);
+    if (now > execution->end) execution_delay_us_.add((now - execution->end) / 1000);
     if (policy_ && execution->operation == GpuOperation::kernel) {
       policy_->on_kernel_executed(execution->correlation_id);
       if (completions_.size() >= kMaxCompletions) {
@@ -145,6 +146,10 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   }
   // Launches first: a kernel's execution record never precedes its launch.
   launches_.drain([&](const KernelLaunch& launch) { handle(launch, recorder); });
+  if (policy_) {
+    for (const auto& [stream, correlation_id] : progress_) policy_->on_stream_progress(stream, correlation_id);
+  }
+  progress_.clear();
   // Activity in arrival order: a range is posted by its allocation before any fault on it.
   for (const ActivityEvent& event : events) handle(event, now, recorder);
   attributor_.attribute(
@@ -165,9 +170,9 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   std::lock_guard lock(stats_mutex_);
   stats_.launches_dropped = launches_.dropped();
   stats_.attribution = attributor_.stats();
-  stats_.fault_delay_p50_us = fault_delay_us_.quantile(0.5);
-  stats_.fault_delay_p99_us = fault_delay_us_.quantile(0.99);
-  stats_.fault_delay_max_us = fault_delay_us_.max();
+  stats_.fault_delay_us = fault_delay_us_.percentiles();
+  stats_.execution_delay_us = execution_delay_us_.percentiles();
+  stats_.step_us = step_us_.percentiles();
   if (policy_) {
     const PrefetchStats learned = policy_->stats();
     stats_.prefetching = true;

@@ -114,10 +114,11 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
               format_bytes(t.deepum_evicted_bytes), t.deepum_eviction_failures);
   append_line(out, "  peak resident: {} estimated, {} measured by the driver",
               format_bytes(t.peak_estimated_resident_bytes), format_bytes(t.peak_measured_used_bytes));
-  if (t.fault_records > 0) {
-    append_line(out, "  fault records reached deepum {} us after the fault (median), {} us (p99), {} us (max)",
-                t.fault_delay_p50_us, t.fault_delay_p99_us, t.fault_delay_max_us);
-  }
+  auto percentiles = [](const Percentiles& p) { return fmt::format("{}/{}/{}", p.p50, p.p99, p.max); };
+  append_line(out,
+              "  records reached deepum after the event, us (median/p99/max): faults {}, kernels {}; "
+              "worker step {} us",
+              percentiles(t.fault_delay_us), percentiles(t.execution_delay_us), percentiles(t.step_us));
   if (t.prefetching) {
     const PrefetchStats& p = t.prefetch;
     append_line(out, "  prefetcher: {} plans ({} refused), prefetched {}, pre-evicted {}, discarded {}", p.plans,
@@ -129,6 +130,10 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
   }
   return out;
 }
+
+namespace {
+nlohmann::json percentiles_json(const Percentiles& p) { return {{"p50", p.p50}, {"p99", p.p99}, {"max", p.max}}; }
+}  // namespace
 
 std::string render_json(const StatisticsSnapshot& s, const std::string& process,
                         const std::string& config_origin, const PipelineStats* tracing,
@@ -179,7 +184,9 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
         {"deepum_eviction_failures", t.deepum_eviction_failures},
         {"peak_estimated_resident_bytes", t.peak_estimated_resident_bytes},
         {"peak_measured_used_bytes", t.peak_measured_used_bytes},
-        {"fault_delay_us", {{"p50", t.fault_delay_p50_us}, {"p99", t.fault_delay_p99_us}, {"max", t.fault_delay_max_us}}},
+        {"fault_delay_us", percentiles_json(t.fault_delay_us)},
+        {"execution_delay_us", percentiles_json(t.execution_delay_us)},
+        {"worker_step_us", percentiles_json(t.step_us)},
     };
     if (t.prefetching) {
       const PrefetchStats& p = t.prefetch;

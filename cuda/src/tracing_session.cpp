@@ -12,6 +12,7 @@
 
 #include "deepum/core/trace_recorder.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
+#include "deepum/cuda/progress_markers.hpp"
 #include "deepum/cuda/real_symbols.hpp"
 #include "deepum/cupti_tracer/cupti_tracer.hpp"
 #include "deepum/prefetch/planner_policy.hpp"
@@ -37,11 +38,15 @@ class RegistryLookup final : public cupti_tracer::ManagedLookup {
   const core::ManagedRegistry& registry_;
 };
 
-// The tracer's events go straight into the pipeline's queues.
+// The tracer's events go straight into the pipeline's queues; launches may also leave a progress
+// marker in their stream.
 class PipelineSink final : public cupti_tracer::EventSink {
  public:
-  explicit PipelineSink(EventPipeline& pipeline) : pipeline_(pipeline) {}
-  void on_launch(const core::KernelLaunch& launch) override { pipeline_.on_launch(launch); }
+  PipelineSink(EventPipeline& pipeline, ProgressMarkers* markers) : pipeline_(pipeline), markers_(markers) {}
+  void on_launch(const core::KernelLaunch& launch) override {
+    pipeline_.on_launch(launch);
+    if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
+  }
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
   void on_migration(const core::Migration& migration) override { pipeline_.on_migration(migration); }
@@ -51,12 +56,14 @@ class PipelineSink final : public cupti_tracer::EventSink {
 
  private:
   EventPipeline& pipeline_;
+  ProgressMarkers* markers_;
 };
 
 struct Runtime {
   core::Session* session = nullptr;
   EventPipeline* pipeline = nullptr;
   std::unique_ptr<RegistryLookup> lookup;
+  std::unique_ptr<ProgressMarkers> markers;  // while prefetching
   std::unique_ptr<PipelineSink> sink;
   std::unique_ptr<cupti_tracer::CuptiTracer> tracer;
   std::unique_ptr<DriverHintExecutor> executor;
@@ -113,8 +120,15 @@ void worker_loop(Runtime& runtime) {
     runtime.wake.wait_for(lock, runtime.interval, [&] { return runtime.stopping; });
     if (runtime.stopping) break;
     lock.unlock();
+    if (runtime.markers) {
+      for (const StreamProgress& progress : runtime.markers->poll())
+        runtime.pipeline->on_stream_progress(progress.stream, progress.correlation_id);
+    }
     const core::Timestamp now = now_ns();
+    const auto started = std::chrono::steady_clock::now();
     runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
+    runtime.pipeline->record_step_time(static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count()));
     pause_or_resume_kernel_records(runtime, now);
     lock.lock();
   }
@@ -138,6 +152,10 @@ void stop_tracing_at_exit() {
     if (stats.callback_ns != 0 && stats.launches != 0) {
       note += "; launch callback " +
               std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches)) + " ns on average";
+    }
+    if (runtime->markers) {
+      note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
+              std::to_string(runtime->markers->skipped_capturing()) + " skipped (stream capturing)";
     }
     runtime->session->append_tracing_status(note);
   }
@@ -236,13 +254,21 @@ void start_once(core::Session& session) {
                       !options.enforce_resident_limit ? "the whole GPU, the driver evicts"
                       : policy                        ? "held by the prefetcher's plans"
                                                       : "held by reactive eviction");
+  if (policy) {
+    runtime->markers = std::make_unique<ProgressMarkers>();
+    if (const std::string error = runtime->markers->create(); !error.empty()) {
+      core::logger().warn("no progress markers ({}): the prefetcher follows the GPU from CUPTI's records only",
+                          error);
+      runtime->markers.reset();
+    }
+  }
   auto pipeline = std::make_unique<EventPipeline>(options, std::move(policy));
   runtime->pipeline = pipeline.get();
   session.attach_pipeline(std::move(pipeline));
 
   if (config.tracing != config::TracingLevel::off) {
     runtime->lookup = std::make_unique<RegistryLookup>(session.registry());
-    runtime->sink = std::make_unique<PipelineSink>(*runtime->pipeline);
+    runtime->sink = std::make_unique<PipelineSink>(*runtime->pipeline, runtime->markers.get());
     runtime->tracer = std::make_unique<cupti_tracer::CuptiTracer>();
     cupti_tracer::TracerOptions tracer_options;
     tracer_options.level = tracer_level(config.tracing);

@@ -498,6 +498,13 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
     default:
       return;
   }
+  // A _ptsz launch on stream 0 goes to the calling thread's default stream: name that stream, so
+  // the id is the one a later call on it would use.
+  const bool per_thread = cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz ||
+                          cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz ||
+                          cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
+                          cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+  if (per_thread && args.stream == 0) args.stream = id_of(CU_STREAM_PER_THREAD);
   for (std::size_t i = 0; i < kLaunchApiCount; ++i) {
     if (kLaunchCallbacks[i].cbid == cbid) bump(counters_->launches_by_api[i]);
   }

@@ -77,6 +77,7 @@ void PrefetchPlanner::on_launch(const core::KernelLaunch& launch) {
   }
   PendingLaunch pending;
   pending.correlation_id = launch.correlation_id;
+  pending.stream = launch.stream;
   pending.id = execution_ids_.on_launch(launch.execution_key);
   pending.pointer_count =
       static_cast<std::uint16_t>(std::min<std::size_t>(launch.pointer_count, launch.pointers.size()));
@@ -96,6 +97,21 @@ void PrefetchPlanner::on_kernel_executed(std::uint64_t correlation_id) {
     }
     if (!launch.executed) first_running = false;
   }
+}
+
+void PrefetchPlanner::on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id) {
+  bool running_done = false;  // whether the first unexecuted launch is among those done now
+  bool first_running = true;
+  for (PendingLaunch& launch : pending_) {
+    if (launch.correlation_id >= correlation_id) break;  // launch order is correlation order
+    if (launch.executed) continue;
+    if (launch.stream == stream) {
+      launch.executed = true;
+      running_done = running_done || first_running;
+    }
+    first_running = false;
+  }
+  if (running_done) restart_block_.reset();
 }
 
 void PrefetchPlanner::on_kernel_complete(std::uint64_t correlation_id, std::span<const BlockId> faulted) {

@@ -431,3 +431,32 @@ TEST_CASE("learned state stays bounded when keys never repeat") {
   CHECK(driver.planner.execution_ids().ids() <= 1000);
   CHECK(peak < (8u << 20));
 }
+
+TEST_CASE("stream progress takes run launches out of the window, on that stream only") {
+  PrefetchOptions options;
+  options.lookahead = 8;
+  PrefetchPlanner planner(options);
+  // Launches alternate between two streams; each names its own block.
+  for (std::uint64_t i = 0; i < 6; ++i) {
+    KernelLaunch launch;
+    launch.correlation_id = 10 + i;
+    launch.execution_key = 100 + i;
+    launch.stream = i % 2 == 0 ? 0xA : 0xB;
+    launch.pointer_count = 1;
+    launch.pointers[0] = block_base(kFirstBlock + i);
+    planner.on_launch(launch);
+  }
+  auto predicted = [&] {
+    const std::vector<BlockId> blocks = planner.predicted_blocks();
+    return std::set<BlockId>(blocks.begin(), blocks.end());
+  };
+  CHECK(predicted().size() == 6);
+  // Stream A has run everything before correlation 14: launches 10 and 12 (not 14, nor B's 11, 13).
+  planner.on_stream_progress(0xA, 14);
+  const std::set<BlockId> left = predicted();
+  CHECK(left == std::set<BlockId>{kFirstBlock + 1, kFirstBlock + 3, kFirstBlock + 4, kFirstBlock + 5});
+  // Their completion records, arriving later, change nothing more; B's progress removes B's.
+  planner.on_kernel_complete(10, {});
+  planner.on_stream_progress(0xB, 100);
+  CHECK(predicted() == std::set<BlockId>{kFirstBlock + 4});
+}

@@ -32,6 +32,10 @@ struct PipelineOptions {
   bool enforce_resident_limit = false;
 };
 
+struct Percentiles {
+  std::uint64_t p50 = 0, p99 = 0, max = 0;
+};
+
 struct PipelineStats {
   std::uint64_t launches = 0;
   std::uint64_t launches_with_managed_pointers = 0;
@@ -48,10 +52,12 @@ struct PipelineStats {
   AttributionStats attribution;
   PrefetchStats prefetch;
   bool prefetching = false;  // a HintPolicy plans ahead
-  // How long after a fault ended its record reached the worker (CUPTI's buffering, the tracer's
-  // poll, the worker's period): what bounds how soon deepum can react to a fault.
-  std::uint64_t fault_delay_p50_us = 0, fault_delay_p99_us = 0, fault_delay_max_us = 0;
+  // How long after a fault (a kernel) ended its record reached the worker: CUPTI's buffering, the
+  // tracer's poll, the worker's period. What bounds how soon deepum can react to what the GPU does.
+  Percentiles fault_delay_us, execution_delay_us;
+  Percentiles step_us;  // the worker's time in step(), hints included
 };
+
 
 // Counts of values in power-of-two buckets: percentiles to within a factor of two, in fixed memory.
 class Log2Histogram {
@@ -61,6 +67,7 @@ class Log2Histogram {
   std::uint64_t quantile(double q) const;
   std::uint64_t max() const { return max_; }
   std::uint64_t count() const { return count_; }
+  Percentiles percentiles() const { return {quantile(0.5), quantile(0.99), max_}; }
 
  private:
   std::array<std::uint64_t, 65> buckets_{};  // bucket b holds values < 2^b (bucket 0: the zeros)
@@ -83,12 +90,19 @@ class EventPipeline {
   void on_migration(const Migration& migration) { post(migration); }
   void on_range(const RangeEvent& range) { post(range); }
   void on_function_name(std::uint64_t function, std::string name);
+  // Worker only: the GPU has run every launch on `stream` before `correlation_id`. Applied at the
+  // next step, after that step's launches.
+  void on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id) {
+    progress_.emplace_back(stream, correlation_id);
+  }
 
   // Worker: one round of work at time `now`. `recorder` may be null. `final` decides every
   // fault still waiting for its kernel.
   void step(Timestamp now, HintExecutor& executor, EventRecorder* recorder, bool final = false);
   // The driver's used-memory figure at start, subtracted from later measurements (reported only).
   void set_measurement_baseline(std::uint64_t used_bytes) { baseline_used_bytes_ = used_bytes; }
+  // Worker: how long the last step took, by the worker's own clock.
+  void record_step_time(std::uint64_t microseconds) { step_us_.add(microseconds); }
 
   PipelineStats stats() const;
   bool enforces_resident_limit() const { return options_.enforce_resident_limit; }
@@ -132,7 +146,7 @@ class EventPipeline {
   std::uint64_t faults_seen_ = 0;
   bool kernel_records_paused_ = false;
   Timestamp last_sample_ = 0;
-  Log2Histogram fault_delay_us_;
+  Log2Histogram fault_delay_us_, execution_delay_us_, step_us_;
 
   // Prefetching. Kernels whose execution arrived, waiting for their faults before the policy
   // learns from them (fault records arrive later than kernel records).
@@ -142,6 +156,7 @@ class EventPipeline {
     std::vector<BlockId> faulted;
   };
   std::unique_ptr<HintPolicy> policy_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> progress_;  // (stream, correlation id)
   std::deque<Completion> completions_;  // in arrival order
   std::unordered_map<std::uint64_t, std::size_t> completion_index_;  // correlation id -> sequence
   std::size_t completions_popped_ = 0;  // sequence number of completions_.front()

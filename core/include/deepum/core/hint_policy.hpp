@@ -34,6 +34,9 @@ class HintPolicy {
   virtual void on_fault(BlockId block) = 0;
   // The GPU ran the kernel of this launch (its execution record arrived).
   virtual void on_kernel_executed(std::uint64_t correlation_id) = 0;
+  // The GPU has run every launch on `stream` before the one with this correlation id (a progress
+  // marker completed): sooner than the execution records say so.
+  virtual void on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id) = 0;
   // Later, once its faults have had time to arrive: `faulted` are the blocks of the faults
   // attributed to it, in time order.
   virtual void on_kernel_complete(std::uint64_t correlation_id, std::span<const BlockId> faulted) = 0;

@@ -23,6 +23,9 @@ class PlannerPolicy final : public core::HintPolicy {
   void on_launch(const core::KernelLaunch& launch) override { planner_.on_launch(launch); }
   void on_fault(BlockId block) override;
   void on_kernel_executed(std::uint64_t correlation_id) override { planner_.on_kernel_executed(correlation_id); }
+  void on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id) override {
+    planner_.on_stream_progress(stream, correlation_id);
+  }
   void on_kernel_complete(std::uint64_t correlation_id, std::span<const BlockId> faulted) override {
     planner_.on_kernel_complete(correlation_id, faulted);
   }

@@ -66,6 +66,8 @@ class PrefetchPlanner {
   // The GPU ran the kernel of that launch: it leaves the window of kernels to come. (Its learning
   // waits for on_kernel_complete, once its faults are known.)
   void on_kernel_executed(std::uint64_t correlation_id);
+  // The GPU has run every launch on `stream` before the one with this correlation id.
+  void on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id);
   // The kernel of that launch finished; `faulted` are the blocks of the faults attributed to it, in
   // time order. Its table learns the pointer blocks (stable even once prefetching removes the
   // faults) followed by the faulted blocks.
@@ -94,6 +96,7 @@ class PrefetchPlanner {
  private:
   struct PendingLaunch {
     std::uint64_t correlation_id = 0;
+    std::uint64_t stream = 0;
     ExecutionId id = 0;
     std::uint16_t pointer_count = 0;
     bool executed = false;  // out of the window, waiting to be learned from
