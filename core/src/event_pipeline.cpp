@@ -12,6 +12,8 @@ constexpr Timestamp kSampleIntervalNs = 10'000'000;
 constexpr Timestamp kCompletionWaitNs = 20'000'000;
 // Finished kernels waiting for their faults, at most (the policy learns less beyond that).
 constexpr std::size_t kMaxCompletions = 1 << 16;
+// Without a plan submitted for this long (the executor still busy), reactive eviction steps in.
+constexpr Timestamp kPlanStallNs = 200'000'000;
 
 }  // namespace
 
@@ -165,7 +167,13 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
     faults_seen_ = attributor_.stats().faults;
     last_fault_handled_ = now;
   }
-  if (options_.enforce_resident_limit) enforce_resident_limit(now, executor, recorder);
+  // With a policy its plans also absorb overshoot (they evict down to the budget), asynchronously;
+  // a synchronous eviction would wait behind the queued hints. Reactive eviction is the fallback
+  // only when the policy's plans cannot be submitted for long.
+  if (options_.enforce_resident_limit &&
+      (!policy_ || !policy_->evicts() || now > last_plan_time_ + kPlanStallNs)) {
+    enforce_resident_limit(now, executor, recorder);
+  }
   sample_residency(now, executor, recorder);
   std::lock_guard lock(stats_mutex_);
   stats_.launches_dropped = launches_.dropped();
@@ -207,6 +215,7 @@ void EventPipeline::complete_kernels(bool final) {
 
 void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
   if (!executor.ready()) return;
+  last_plan_time_ = now;
   HintPlan plan = policy_->plan(residency_, options_.resident_limit_bytes);
   plan.discard = residency_.clip_to_managed(plan.discard);
   plan.evict = residency_.clip_to_managed(plan.evict);
@@ -237,15 +246,12 @@ void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecor
 
 void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
   const std::uint64_t limit = options_.resident_limit_bytes;
-  // At least a tenth of the limit: faults keep arriving while an eviction runs.
-  const std::uint64_t headroom = std::min(std::max(options_.eviction_headroom_bytes, limit / 10), limit / 4);
+  const std::uint64_t headroom = options_.effective_headroom();
   // The estimate, not the driver's used-memory figure: the driver keeps GPU pages it has migrated
   // away in its own pool, so that figure never falls (measured on an H200: it stayed at the full
   // footprint while deepum evicted).
   const std::uint64_t resident = residency_.resident_bytes();
-  // With a policy its pre-evictions keep the headroom free; this is only the safety net against
-  // faults outrunning them, and must not fight them over the headroom.
-  const std::uint64_t trigger = policy_ ? limit : limit - std::min(limit, headroom);
+  const std::uint64_t trigger = limit - std::min(limit, headroom);
   if (resident <= trigger) return;
   // Evict down to a full headroom below the trigger so eviction runs in batches, not per fault.
   const std::uint64_t target = trigger > headroom ? trigger - headroom : 0;

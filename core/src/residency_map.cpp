@@ -102,6 +102,11 @@ void ResidencyMap::on_prefetched(const AddressRange& range, Timestamp time) {
   });
 }
 
+bool ResidencyMap::fully_resident(BlockId block) const {
+  auto it = blocks_.find(block);
+  return it != blocks_.end() && it->second.capacity > 0 && it->second.gpu_bytes >= it->second.capacity;
+}
+
 std::uint64_t ResidencyMap::resident_bytes_of(BlockId block) const {
   auto it = blocks_.find(block);
   return it == blocks_.end() ? 0 : it->second.gpu_bytes;

@@ -242,7 +242,7 @@ void start_once(core::Session& session) {
     policy_options.planner.ways = config.prefetch.ways;
     policy_options.planner.successors = config.prefetch.successors;
     policy_options.planner.lookahead = config.prefetch.lookahead;
-    policy_options.planner.headroom_bytes = options.eviction_headroom_bytes;
+    policy_options.planner.headroom_bytes = options.effective_headroom();
     policy_options.pre_evict = config.prefetch.pre_evict;
     policy_options.adaptive_lookahead = config.prefetch.adaptive_lookahead;
     policy = std::make_unique<prefetch::PlannerPolicy>(policy_options);

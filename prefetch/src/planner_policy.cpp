@@ -10,7 +10,8 @@ namespace {
 class ResidencyMapView final : public ResidencyView {
  public:
   ResidencyMapView(const core::ResidencyMap& map, std::uint64_t limit) : map_(map), limit_(limit) {}
-  bool is_resident(BlockId block) const override { return map_.resident_bytes_of(block) > 0; }
+  // Partly resident blocks count as missing: the prefetch brings in the rest.
+  bool is_resident(BlockId block) const override { return map_.fully_resident(block); }
   std::uint64_t resident_bytes() const override { return map_.resident_bytes(); }
   std::uint64_t limit_bytes() const override { return limit_; }
   void visit_least_recently_used(const std::function<bool(BlockId)>& visit) const override {

@@ -4,6 +4,7 @@
 // trace, and keeps GPU residency under the resident limit by evicting least recently used blocks.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -30,6 +31,13 @@ struct PipelineOptions {
   // Evicting only matters below the physical size; at it, the driver evicts by itself. When
   // enforcing, new ranges are placed on the host first, so residency is counted from migrations.
   bool enforce_resident_limit = false;
+
+  // The headroom kept: at least a tenth of the limit (faults keep arriving while an eviction
+  // runs), at most a quarter.
+  std::uint64_t effective_headroom() const {
+    const std::uint64_t limit = resident_limit_bytes;
+    return std::min(std::max(eviction_headroom_bytes, limit / 10), limit / 4);
+  }
 };
 
 struct Percentiles {
@@ -161,6 +169,7 @@ class EventPipeline {
   std::unordered_map<std::uint64_t, std::size_t> completion_index_;  // correlation id -> sequence
   std::size_t completions_popped_ = 0;  // sequence number of completions_.front()
   Timestamp newest_fault_start_ = 0;
+  Timestamp last_plan_time_ = 0;  // when the executor last took (or could take) a plan
   Timestamp newest_execution_end_ = 0;
   mutable std::mutex stats_mutex_;  // stats_ is read by the exit report while the worker runs
   PipelineStats stats_;

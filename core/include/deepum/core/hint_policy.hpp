@@ -44,6 +44,8 @@ class HintPolicy {
   // pipeline clips them.
   virtual HintPlan plan(const ResidencyMap& residency, std::uint64_t resident_limit_bytes) = 0;
   virtual PrefetchStats stats() const = 0;
+  // Whether its plans evict to make room; if not, reactive eviction holds the limit.
+  virtual bool evicts() const = 0;
 };
 
 }  // namespace deepum::core

@@ -51,6 +51,9 @@ class ResidencyMap {
   std::uint64_t resident_bytes() const { return resident_bytes_; }
   std::uint64_t peak_resident_bytes() const { return peak_resident_bytes_; }
   std::uint64_t resident_bytes_of(BlockId block) const;
+  // Whether all of the block's managed bytes are on the GPU. Demand paging brings a block in 64 KB
+  // at a time, so a block can be partly resident for long; a prefetch of it moves only the rest.
+  bool fully_resident(BlockId block) const;
   std::size_t tracked_blocks() const { return blocks_.size(); }
 
   // Least recently used resident blocks covering at least `bytes_to_free`, as contiguous address

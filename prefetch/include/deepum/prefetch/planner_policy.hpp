@@ -31,6 +31,7 @@ class PlannerPolicy final : public core::HintPolicy {
   }
   core::HintPlan plan(const core::ResidencyMap& residency, std::uint64_t resident_limit_bytes) override;
   core::PrefetchStats stats() const override;
+  bool evicts() const override { return options_.pre_evict; }
 
   const PrefetchPlanner& planner() const { return planner_; }
 
