@@ -12,8 +12,6 @@ constexpr Timestamp kSampleIntervalNs = 10'000'000;
 constexpr Timestamp kCompletionWaitNs = 20'000'000;
 // Finished kernels waiting for their faults, at most (the policy learns less beyond that).
 constexpr std::size_t kMaxCompletions = 1 << 16;
-// Without a plan submitted for this long (the executor still busy), reactive eviction steps in.
-constexpr Timestamp kPlanStallNs = 200'000'000;
 
 }  // namespace
 
@@ -167,11 +165,9 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
     faults_seen_ = attributor_.stats().faults;
     last_fault_handled_ = now;
   }
-  // With a policy its plans also absorb overshoot (they evict down to the budget), asynchronously;
-  // a synchronous eviction would wait behind the queued hints. Reactive eviction is the fallback
-  // only when the policy's plans cannot be submitted for long.
-  if (options_.enforce_resident_limit &&
-      (!policy_ || !policy_->evicts() || now > last_plan_time_ + kPlanStallNs)) {
+  // A policy that evicts also absorbs overshoot with its plans (they evict down to the budget),
+  // asynchronously; a synchronous eviction here would only wait behind its queued evictions.
+  if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts())) {
     enforce_resident_limit(now, executor, recorder);
   }
   sample_residency(now, executor, recorder);
@@ -214,9 +210,11 @@ void EventPipeline::complete_kernels(bool final) {
 }
 
 void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
-  if (!executor.ready()) return;
-  last_plan_time_ = now;
-  HintPlan plan = policy_->plan(residency_, options_.resident_limit_bytes);
+  // Room still being evicted is not there yet: plan against a limit lowered by it, and evict
+  // nothing more until it is done.
+  const std::uint64_t evicting = executor.evictions_in_flight_bytes();
+  const std::uint64_t limit = options_.resident_limit_bytes - std::min(options_.resident_limit_bytes, evicting);
+  HintPlan plan = policy_->plan(residency_, limit, /*may_evict=*/evicting == 0);
   plan.discard = residency_.clip_to_managed(plan.discard);
   plan.evict = residency_.clip_to_managed(plan.evict);
   plan.prefetch = residency_.clip_to_managed(plan.prefetch);
@@ -224,8 +222,8 @@ void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecor
   const bool ok = executor.submit(plan);
   // Counted as done when queued: the next plan must not ask again, and a refused hint leaves the
   // blocks where the migration records will say they are.
-  for (const AddressRange& range : plan.discard) residency_.on_evicted(range);
-  for (const AddressRange& range : plan.evict) residency_.on_evicted(range);
+  for (const AddressRange& range : plan.discard) residency_.on_evicted(range, now);
+  for (const AddressRange& range : plan.evict) residency_.on_evicted(range, now);
   for (const AddressRange& range : plan.prefetch) residency_.on_prefetched(range, now);
   if (recorder) {
     for (const AddressRange& range : plan.discard)
@@ -262,7 +260,7 @@ void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor
   std::uint64_t bytes = 0;
   for (const AddressRange& range : victims) {
     bytes += range.bytes;
-    if (ok) residency_.on_evicted(range);
+    if (ok) residency_.on_evicted(range, now);
     if (recorder) recorder->hint(Hint{Hint::Kind::evict_to_host, now, range.address, range.bytes});
   }
   std::lock_guard lock(stats_mutex_);

@@ -72,7 +72,7 @@ void ResidencyMap::on_migration(const Migration& migration) {
   const bool to_gpu = migration.direction == MigrationDirection::host_to_device;
   for_each_block(migration.address, migration.bytes, [&](BlockId id, std::uint64_t overlap) {
     Block* block = find(id);
-    if (block == nullptr) return;
+    if (block == nullptr || migration.start < block->last_hint) return;
     if (to_gpu) {
       touch(id, *block, migration.start);
       set_gpu_bytes(id, *block, block->gpu_bytes + overlap);
@@ -86,10 +86,12 @@ void ResidencyMap::on_use(std::uint64_t address, Timestamp time) {
   if (Block* block = find(block_of(address))) touch(block_of(address), *block, time);
 }
 
-void ResidencyMap::on_evicted(const AddressRange& range) {
+void ResidencyMap::on_evicted(const AddressRange& range, Timestamp time) {
   for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t overlap) {
-    if (Block* block = find(id))
+    if (Block* block = find(id)) {
+      block->last_hint = std::max(block->last_hint, time);
       set_gpu_bytes(id, *block, block->gpu_bytes > overlap ? block->gpu_bytes - overlap : 0);
+    }
   });
 }
 
@@ -97,6 +99,7 @@ void ResidencyMap::on_prefetched(const AddressRange& range, Timestamp time) {
   for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t overlap) {
     if (Block* block = find(id)) {
       touch(id, *block, time);
+      block->last_hint = std::max(block->last_hint, time);
       set_gpu_bytes(id, *block, block->gpu_bytes + overlap);
     }
   });

@@ -1,5 +1,8 @@
 #include "deepum/cuda/driver_hint_executor.hpp"
 
+#include <pthread.h>
+
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -19,10 +22,6 @@ RealFunction<decltype(&::cuMemPrefetchAsync_v2)> prefetch_async{"cuMemPrefetchAs
 RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetchBatchAsync",
                                                                   Library::libcuda};
 RealFunction<decltype(&::cuMemDiscardBatchAsync)> discard_batch{"cuMemDiscardBatchAsync", Library::libcuda};
-RealFunction<decltype(&::cuEventCreate)> event_create{"cuEventCreate", Library::libcuda};
-RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Library::libcuda};
-RealFunction<decltype(&::cuEventQuery)> event_query{"cuEventQuery", Library::libcuda};
-RealFunction<decltype(&::cuStreamWaitEvent)> stream_wait_event{"cuStreamWaitEvent", Library::libcuda};
 RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
 RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
 
@@ -56,11 +55,33 @@ std::string DriverHintExecutor::bind() {
     prefetch_stream_ = nullptr;
     return describe("cuStreamCreate", r);
   }
-  if (CUresult r = event_create.get()(&evictions_done_, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS) {
-    evictions_done_ = nullptr;
-    return describe("cuEventCreate", r);
-  }
+  hint_thread_ = std::thread([this] { hint_loop(); });
+  pthread_setname_np(hint_thread_.native_handle(), "deepum-hints");
   return {};
+}
+
+void DriverHintExecutor::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (hint_thread_.joinable()) hint_thread_.join();
+}
+
+void DriverHintExecutor::hint_loop() {
+  if (ctx_set_current.get()(context_) != CUDA_SUCCESS) return;
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || queued_.has_value(); });
+    if (stopping_) return;
+    const core::HintPlan plan = std::move(*queued_);
+    queued_.reset();
+    lock.unlock();
+    carry_out(plan);
+    lock.lock();
+    evicting_bytes_ = 0;
+  }
 }
 
 bool DriverHintExecutor::prefetch(std::span<const core::AddressRange> ranges, CUmemLocation location,
@@ -118,41 +139,36 @@ bool DriverHintExecutor::discard(std::span<const core::AddressRange> ranges, CUs
 }
 
 bool DriverHintExecutor::submit(const core::HintPlan& plan) {
-  if (stream_ == nullptr || prefetch_stream_ == nullptr || evictions_done_ == nullptr) return false;
-  CUmemLocation host{};
-  host.type = CU_MEM_LOCATION_TYPE_HOST;
-  bool ok = discard(plan.discard, stream_) && prefetch(plan.evict, host, stream_);
-  if (plan.prefetch.empty()) {
-    if (!plan.discard.empty() || !plan.evict.empty()) {
-      evictions_pending_ = event_record.get()(evictions_done_, stream_) == CUDA_SUCCESS;
-    }
-    return ok;
-  }
+  if (prefetch_stream_ == nullptr) return false;
   if (!plan.discard.empty() || !plan.evict.empty()) {
-    if (CUresult r = event_record.get()(evictions_done_, stream_); r != CUDA_SUCCESS)
-      return fail(describe("cuEventRecord", r));
-    evictions_pending_ = true;
-    if (CUresult r = stream_wait_event.get()(prefetch_stream_, evictions_done_, 0); r != CUDA_SUCCESS)
-      return fail(describe("cuStreamWaitEvent", r));
+    std::lock_guard lock(mutex_);
+    if (!hint_thread_.joinable() || stopping_ || evicting_bytes_ != 0) return false;
+    queued_ = core::HintPlan{plan.discard, plan.evict, {}};
+    evicting_bytes_ = std::max<std::uint64_t>(plan.evict_bytes() + core::total_bytes(plan.discard), 1);
+    wake_.notify_one();
   }
   CUmemLocation gpu{};
   gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
   gpu.id = device_;
-  return prefetch(plan.prefetch, gpu, prefetch_stream_) && ok;
+  return prefetch(plan.prefetch, gpu, prefetch_stream_);
 }
 
-bool DriverHintExecutor::ready() {
-  if (!evictions_pending_) return stream_ != nullptr;
-  const CUresult r = event_query.get()(evictions_done_);
-  if (r == CUDA_ERROR_NOT_READY) return false;
-  evictions_pending_ = false;
-  if (r != CUDA_SUCCESS) fail(describe("cuEventQuery", r));
-  return true;
+std::uint64_t DriverHintExecutor::evictions_in_flight_bytes() {
+  std::lock_guard lock(mutex_);
+  return evicting_bytes_;
+}
+
+bool DriverHintExecutor::carry_out(const core::HintPlan& plan) {
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  const bool ok = discard(plan.discard, stream_) && prefetch(plan.evict, host, stream_);
+  // Done means moved: only then is the room there for the next prefetches.
+  if (CUresult r = stream_synchronize.get()(stream_); r != CUDA_SUCCESS) return fail(describe("cuStreamSynchronize", r));
+  return ok;
 }
 
 bool DriverHintExecutor::fail(std::string error) {
-  if (!failure_logged_) {
-    failure_logged_ = true;
+  if (!failure_logged_.exchange(true)) {
     core::logger().warn("the driver refused a hint ({}); later refusals are only counted", error);
   }
   return false;

@@ -145,6 +145,7 @@ void stop_tracing_at_exit() {
   }
   runtime->wake.notify_all();
   if (runtime->worker.joinable()) runtime->worker.join();
+  runtime->executor->stop();
   if (runtime->tracer) {
     runtime->tracer->flush();
     const cupti_tracer::TracerStats stats = runtime->tracer->stats();

@@ -67,9 +67,11 @@ void PlannerPolicy::on_fault(BlockId block) {
   planner_.on_fault(block);
 }
 
-core::HintPlan PlannerPolicy::plan(const core::ResidencyMap& residency, std::uint64_t resident_limit_bytes) {
+core::HintPlan PlannerPolicy::plan(const core::ResidencyMap& residency, std::uint64_t resident_limit_bytes,
+                                   bool may_evict) {
   core::HintPlan plan = planner_.plan(ResidencyMapView(residency, resident_limit_bytes), {});
-  if (!options_.pre_evict) plan.evict.clear();
+  if (!options_.pre_evict || !may_evict) plan.evict.clear();
+  if (!may_evict) plan.discard.clear();
   for_each_block(plan.evict, [&](BlockId block) {
     if (unjudged_.erase(block) != 0) judge(PrefetchOutcome::wasted);
   });

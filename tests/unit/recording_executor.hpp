@@ -15,7 +15,7 @@ struct RecordingExecutor : core::HintExecutor {
   std::vector<core::HintPlan> plans;           // submitted plans
   std::set<core::BlockId> gpu;                 // blocks the simulated GPU holds
   std::size_t peak_gpu_blocks = 0;
-  bool busy = false;                           // ready() answers !busy
+  std::uint64_t evicting = 0;                  // what evictions_in_flight_bytes() answers
 
   bool evict_to_host(std::span<const core::AddressRange> ranges) override {
     evicted.insert(evicted.end(), ranges.begin(), ranges.end());
@@ -23,6 +23,7 @@ struct RecordingExecutor : core::HintExecutor {
     return true;
   }
   bool submit(const core::HintPlan& plan) override {
+    if (evicting != 0 && !(plan.evict.empty() && plan.discard.empty())) return false;
     plans.push_back(plan);
     for (const auto& range : plan.discard) drop(range);
     for (const auto& range : plan.evict) drop(range);
@@ -33,7 +34,7 @@ struct RecordingExecutor : core::HintExecutor {
     peak_gpu_blocks = std::max(peak_gpu_blocks, gpu.size());
     return true;
   }
-  bool ready() override { return !busy; }
+  std::uint64_t evictions_in_flight_bytes() override { return evicting; }
   std::optional<std::uint64_t> device_used_bytes() override { return std::nullopt; }
 
   // The simulated GPU faults a block in.

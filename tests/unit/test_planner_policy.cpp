@@ -132,17 +132,24 @@ TEST_CASE("at 2x oversubscription the prefetcher removes the loop's faults and k
   CHECK_FALSE(reactive.pipeline.stats().prefetching);
 }
 
-TEST_CASE("no plan is submitted while the executor is still evicting for the last one") {
-  LoopRig rig(32 * kMiB, prefetcher());
+TEST_CASE("while evictions are still running no more are planned; once done, eviction resumes") {
+  constexpr std::uint64_t kLimit = 32 * kMiB;
+  LoopRig rig(kLimit, prefetcher());
   for (int i = 0; i < 4; ++i) rig.iteration();
   const std::size_t plans = rig.executor.plans.size();
   REQUIRE(plans > 0);
-  rig.executor.busy = true;
+  rig.executor.evicting = 8 * kMiB;  // 8 MiB still on its way out
   rig.iteration();
-  CHECK(rig.executor.plans.size() == plans);
-  rig.executor.busy = false;
+  for (std::size_t i = plans; i < rig.executor.plans.size(); ++i) {
+    CHECK(rig.executor.plans[i].evict.empty());
+    CHECK(rig.executor.plans[i].discard.empty());
+  }
+  rig.executor.evicting = 0;
+  const std::size_t before = rig.executor.plans.size();
   rig.iteration();
-  CHECK(rig.executor.plans.size() > plans);
+  bool evicted = false;
+  for (std::size_t i = before; i < rig.executor.plans.size(); ++i) evicted = evicted || !rig.executor.plans[i].evict.empty();
+  CHECK(evicted);
 }
 
 TEST_CASE("without pre-eviction the prefetcher still prefetches and the safety net holds the limit") {

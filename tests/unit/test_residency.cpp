@@ -255,3 +255,17 @@ TEST_CASE("Log2Histogram gives percentiles within a factor of two") {
   histogram.add(0);
   CHECK(histogram.quantile(0.001) == 0);
 }
+
+TEST_CASE("a migration record older than deepum's own move of the block is not replayed") {
+  ResidencyMap map(/*faults_make_resident=*/false);
+  map.on_range_allocated(kBase, 4 * kMiB);
+  map.on_prefetched({kBase, 4 * kMiB}, 1'000);
+  map.on_evicted({kBase, 2 * kMiB}, 2'000);
+  CHECK(map.resident_bytes() == 2 * kMiB);
+  // The prefetch's own transfer, reported late: it started before the eviction, so block 0 stays out.
+  map.on_migration(migration(kBase, 4 * kMiB, MigrationDirection::host_to_device, 1'500));
+  CHECK(map.resident_bytes() == 2 * kMiB);
+  // A fault after the eviction brings block 0 back.
+  map.on_migration(migration(kBase, 64 * 1024, MigrationDirection::host_to_device, 2'500));
+  CHECK(map.resident_bytes() == 2 * kMiB + 64 * 1024);
+}

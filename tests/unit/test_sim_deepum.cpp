@@ -78,11 +78,11 @@ TEST_CASE("sim deepum: on the shipped traces oracle <= deepum <= reactive, far f
   struct Case {
     const char* stem;
     // deepum's faults at most this many percent of reactive's, at both ratios. Measured (faults
-    // populate included): tiny 219/1509 (14.5%) at 1.5x, 242/2501 (9.7%) at 3x; gpt2-124m 1715/2992
-    // (57.3%) at 1.5x, 1787/4702 (38.0%) at 3x.
+    // populate included; prefetches only into room already free): tiny 239/1509 (15.8%) at 1.5x,
+    // 311/2501 (12.4%) at 3x; gpt2-124m 1800/2992 (60.2%) at 1.5x, 2028/4702 (43.1%) at 3x.
     std::uint64_t max_fault_percent;
   };
-  for (const Case c : {Case{"sim_tiny_b2_s128", 20}, Case{"sim_gpt2_124m_b1_s128", 60}}) {
+  for (const Case c : {Case{"sim_tiny_b2_s128", 20}, Case{"sim_gpt2_124m_b1_s128", 65}}) {
     const Workload w = load_shipped(c.stem);
     for (double ratio : {1.5, 3.0}) {
       CAPTURE(c.stem);

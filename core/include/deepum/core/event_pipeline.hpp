@@ -169,7 +169,6 @@ class EventPipeline {
   std::unordered_map<std::uint64_t, std::size_t> completion_index_;  // correlation id -> sequence
   std::size_t completions_popped_ = 0;  // sequence number of completions_.front()
   Timestamp newest_fault_start_ = 0;
-  Timestamp last_plan_time_ = 0;  // when the executor last took (or could take) a plan
   Timestamp newest_execution_end_ = 0;
   mutable std::mutex stats_mutex_;  // stats_ is read by the exit report while the worker runs
   PipelineStats stats_;

@@ -42,8 +42,8 @@ class ResidencyMap {
   void on_migration(const Migration& migration);
   // A launch named this address among its arguments at `time`: its block is in use.
   void on_use(std::uint64_t address, Timestamp time);
-  // deepum moved [address, address+bytes) to the host.
-  void on_evicted(const AddressRange& range);
+  // deepum moved [address, address+bytes) to the host at `time` (0: no time known).
+  void on_evicted(const AddressRange& range, Timestamp time = 0);
   // deepum asked for the range on the GPU at `time`: counted resident from now, so the next plan
   // does not ask again (the migration records that follow change nothing, the count saturates).
   void on_prefetched(const AddressRange& range, Timestamp time);
@@ -73,6 +73,10 @@ class ResidencyMap {
     std::uint64_t capacity = 0;   // bytes of this block inside managed ranges
     std::uint64_t gpu_bytes = 0;  // of those, estimated resident on the GPU
     Timestamp last_use = 0;
+    // When deepum last moved the block (prefetch or eviction). CUPTI's records arrive 0.1-2 s late;
+    // a migration that started before deepum's own move is already accounted for by it, and
+    // replaying it would resurrect an evicted block.
+    Timestamp last_hint = 0;
   };
 
   Block* find(BlockId block);
