@@ -4,6 +4,7 @@
 #   main      build, ctest (gpu tests included), the prefetch bandwidth, GPT-2 124M natively (its
 #             footprint), then at 2x and 3x oversubscription (resident limit at footprint/2, /3):
 #             reactive eviction only vs the prefetcher
+#             SWEEP="128 2048" adds runs at 2x with those lookaheads
 #   ablation  at 2x: prediction only (no pre-eviction), + pre-eviction, and the lookahead sweep
 #             (fixed 8, 32, 128, 512, and adaptive)
 # Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
@@ -36,6 +37,12 @@ main)
     DEEPUM_RESIDENT_LIMIT=$(limit_at "$factor") \
       deepum "gpt2_deepum_x$factor" "${g[@]}" --json "$out/gpt2_deepum_x$factor.json"
     runs+=("$out/gpt2_reactive_x$factor" "$out/gpt2_deepum_x$factor")
+  done
+  # SWEEP="128 2048": the prefetcher at 2x with other fixed lookaheads, in the same call.
+  for lookahead in ${SWEEP:-}; do
+    DEEPUM_RESIDENT_LIMIT=$(limit_at 2) DEEPUM_PREFETCH_LOOKAHEAD=$lookahead \
+      deepum "gpt2_lookahead-${lookahead}_x2" "${g[@]}" --json "$out/gpt2_lookahead-${lookahead}_x2.json"
+    runs+=("$out/gpt2_lookahead-${lookahead}_x2")
   done
   ;;
 ablation)

@@ -211,10 +211,12 @@ void EventPipeline::complete_kernels(bool final) {
 
 void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
   // Room still being evicted is not there yet: plan against a limit lowered by it, and evict
-  // nothing more until it is done.
+  // nothing more until it is done; likewise prefetch nothing more while prefetches still run.
   const std::uint64_t evicting = executor.evictions_in_flight_bytes();
   const std::uint64_t limit = options_.resident_limit_bytes - std::min(options_.resident_limit_bytes, evicting);
-  HintPlan plan = policy_->plan(residency_, limit, /*may_evict=*/evicting == 0);
+  const bool may_prefetch = executor.prefetches_in_flight_bytes() == 0;
+  if (evicting != 0 && !may_prefetch) return;
+  HintPlan plan = policy_->plan(residency_, limit, /*may_evict=*/evicting == 0, may_prefetch);
   plan.discard = residency_.clip_to_managed(plan.discard);
   plan.evict = residency_.clip_to_managed(plan.evict);
   plan.prefetch = residency_.clip_to_managed(plan.prefetch);

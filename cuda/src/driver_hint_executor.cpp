@@ -55,33 +55,88 @@ std::string DriverHintExecutor::bind() {
     prefetch_stream_ = nullptr;
     return describe("cuStreamCreate", r);
   }
-  hint_thread_ = std::thread([this] { hint_loop(); });
-  pthread_setname_np(hint_thread_.native_handle(), "deepum-hints");
+  eviction_lane_.start(context_, "deepum-evict", [this](const core::HintPlan& batch) { run_evictions(batch); });
+  prefetch_lane_.start(context_, "deepum-prefetch", [this](const core::HintPlan& batch) { run_prefetches(batch); });
   return {};
 }
 
 void DriverHintExecutor::stop() {
+  eviction_lane_.stop();
+  prefetch_lane_.stop();
+}
+
+void DriverHintExecutor::Lane::start(CUcontext context, const char* name,
+                                     std::function<void(const core::HintPlan&)> work) {
+  work_ = std::move(work);
+  thread_ = std::thread([this, context] { loop(context); });
+  pthread_setname_np(thread_.native_handle(), name);
+}
+
+void DriverHintExecutor::Lane::loop(CUcontext context) {
+  const bool bound = ctx_set_current.get()(context) == CUDA_SUCCESS;
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || queued_.has_value(); });
+    if (stopping_) return;
+    const core::HintPlan batch = std::move(*queued_);
+    queued_.reset();
+    lock.unlock();
+    if (bound) work_(batch);
+    lock.lock();
+    in_flight_ = 0;
+  }
+}
+
+bool DriverHintExecutor::Lane::try_hand_over(core::HintPlan batch, std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (!thread_.joinable() || stopping_ || in_flight_ != 0) return false;
+  queued_ = std::move(batch);
+  in_flight_ = std::max<std::uint64_t>(bytes, 1);
+  wake_.notify_one();
+  return true;
+}
+
+std::uint64_t DriverHintExecutor::Lane::in_flight_bytes() {
+  std::lock_guard lock(mutex_);
+  return in_flight_;
+}
+
+void DriverHintExecutor::Lane::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
-  if (hint_thread_.joinable()) hint_thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
-void DriverHintExecutor::hint_loop() {
-  if (ctx_set_current.get()(context_) != CUDA_SUCCESS) return;
-  std::unique_lock lock(mutex_);
-  while (true) {
-    wake_.wait(lock, [this] { return stopping_ || queued_.has_value(); });
-    if (stopping_) return;
-    const core::HintPlan plan = std::move(*queued_);
-    queued_.reset();
-    lock.unlock();
-    carry_out(plan);
-    lock.lock();
-    evicting_bytes_ = 0;
+bool DriverHintExecutor::submit(const core::HintPlan& plan) {
+  bool ok = true;
+  if (!plan.discard.empty() || !plan.evict.empty()) {
+    ok = eviction_lane_.try_hand_over(core::HintPlan{plan.discard, plan.evict, {}},
+                                      plan.evict_bytes() + core::total_bytes(plan.discard));
   }
+  if (!plan.prefetch.empty()) {
+    ok = prefetch_lane_.try_hand_over(core::HintPlan{{}, {}, plan.prefetch}, plan.prefetch_bytes()) && ok;
+  }
+  return ok;
+}
+
+void DriverHintExecutor::run_evictions(const core::HintPlan& batch) {
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  if (!discard(batch.discard, stream_) || !prefetch(batch.evict, host, stream_)) return;
+  // Done means moved: only then is the room there for the next prefetches.
+  if (CUresult r = stream_synchronize.get()(stream_); r != CUDA_SUCCESS) fail(describe("cuStreamSynchronize", r));
+}
+
+void DriverHintExecutor::run_prefetches(const core::HintPlan& batch) {
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device_;
+  if (!prefetch(batch.prefetch, gpu, prefetch_stream_)) return;
+  if (CUresult r = stream_synchronize.get()(prefetch_stream_); r != CUDA_SUCCESS)
+    fail(describe("cuStreamSynchronize", r));
 }
 
 bool DriverHintExecutor::prefetch(std::span<const core::AddressRange> ranges, CUmemLocation location,
@@ -136,35 +191,6 @@ bool DriverHintExecutor::discard(std::span<const core::AddressRange> ranges, CUs
   if (CUresult r = fn(pointers.data(), sizes.data(), pointers.size(), 0, stream); r != CUDA_SUCCESS)
     return fail(describe("cuMemDiscardBatchAsync", r));
   return true;
-}
-
-bool DriverHintExecutor::submit(const core::HintPlan& plan) {
-  if (prefetch_stream_ == nullptr) return false;
-  if (!plan.discard.empty() || !plan.evict.empty()) {
-    std::lock_guard lock(mutex_);
-    if (!hint_thread_.joinable() || stopping_ || evicting_bytes_ != 0) return false;
-    queued_ = core::HintPlan{plan.discard, plan.evict, {}};
-    evicting_bytes_ = std::max<std::uint64_t>(plan.evict_bytes() + core::total_bytes(plan.discard), 1);
-    wake_.notify_one();
-  }
-  CUmemLocation gpu{};
-  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  gpu.id = device_;
-  return prefetch(plan.prefetch, gpu, prefetch_stream_);
-}
-
-std::uint64_t DriverHintExecutor::evictions_in_flight_bytes() {
-  std::lock_guard lock(mutex_);
-  return evicting_bytes_;
-}
-
-bool DriverHintExecutor::carry_out(const core::HintPlan& plan) {
-  CUmemLocation host{};
-  host.type = CU_MEM_LOCATION_TYPE_HOST;
-  const bool ok = discard(plan.discard, stream_) && prefetch(plan.evict, host, stream_);
-  // Done means moved: only then is the room there for the next prefetches.
-  if (CUresult r = stream_synchronize.get()(stream_); r != CUDA_SUCCESS) return fail(describe("cuStreamSynchronize", r));
-  return ok;
 }
 
 bool DriverHintExecutor::fail(std::string error) {

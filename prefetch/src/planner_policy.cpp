@@ -68,10 +68,11 @@ void PlannerPolicy::on_fault(BlockId block) {
 }
 
 core::HintPlan PlannerPolicy::plan(const core::ResidencyMap& residency, std::uint64_t resident_limit_bytes,
-                                   bool may_evict) {
+                                   bool may_evict, bool may_prefetch) {
   core::HintPlan plan = planner_.plan(ResidencyMapView(residency, resident_limit_bytes), {});
   if (!options_.pre_evict || !may_evict) plan.evict.clear();
   if (!may_evict) plan.discard.clear();
+  if (!may_prefetch) plan.prefetch.clear();
   for_each_block(plan.evict, [&](BlockId block) {
     if (unjudged_.erase(block) != 0) judge(PrefetchOutcome::wasted);
   });

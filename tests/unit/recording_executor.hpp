@@ -16,6 +16,7 @@ struct RecordingExecutor : core::HintExecutor {
   std::set<core::BlockId> gpu;                 // blocks the simulated GPU holds
   std::size_t peak_gpu_blocks = 0;
   std::uint64_t evicting = 0;                  // what evictions_in_flight_bytes() answers
+  std::uint64_t prefetching = 0;               // what prefetches_in_flight_bytes() answers
 
   bool evict_to_host(std::span<const core::AddressRange> ranges) override {
     evicted.insert(evicted.end(), ranges.begin(), ranges.end());
@@ -24,6 +25,7 @@ struct RecordingExecutor : core::HintExecutor {
   }
   bool submit(const core::HintPlan& plan) override {
     if (evicting != 0 && !(plan.evict.empty() && plan.discard.empty())) return false;
+    if (prefetching != 0 && !plan.prefetch.empty()) return false;
     plans.push_back(plan);
     for (const auto& range : plan.discard) drop(range);
     for (const auto& range : plan.evict) drop(range);
@@ -35,6 +37,7 @@ struct RecordingExecutor : core::HintExecutor {
     return true;
   }
   std::uint64_t evictions_in_flight_bytes() override { return evicting; }
+  std::uint64_t prefetches_in_flight_bytes() override { return prefetching; }
   std::optional<std::uint64_t> device_used_bytes() override { return std::nullopt; }
 
   // The simulated GPU faults a block in.

@@ -50,8 +50,10 @@ std::optional<SizeSpec> parse_size(std::string_view text, std::string* why = nul
 // The correlation prefetcher (DeepUM's tables and planner); see prefetch/prefetch_options.hpp.
 struct PrefetchConfig {
   bool enabled = true;
-  std::uint32_t lookahead = 32;  // kernels planned ahead (the starting value when adaptive)
-  bool adaptive_lookahead = true;
+  // Kernels planned ahead (the starting value when adaptive). DeepUM's 32 is too short here: the
+  // host runs far ahead of an oversubscribed GPU, and the longest measured (512) was the fastest.
+  std::uint32_t lookahead = 512;
+  bool adaptive_lookahead = false;  // its late/wasted signals come from records 0.1-1 s late
   bool pre_evict = true;
   std::uint32_t history = 3;  // execution IDs that key the next-kernel prediction
   std::uint32_t rows = 2048;

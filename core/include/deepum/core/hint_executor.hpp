@@ -28,13 +28,15 @@ class HintExecutor {
   virtual ~HintExecutor() = default;
   // Moves the ranges to host memory and returns once they are there; false if the driver refused.
   virtual bool evict_to_host(std::span<const AddressRange> ranges) = 0;
-  // Starts the plan on deepum's own streams and returns at once. The prefetches start now (the plan
-  // puts them only into room already free); the discards and evictions go to deepum's hint thread,
-  // which must be idle (evictions_in_flight_bytes() == 0) if the plan has any. False if the driver
-  // refused part of it.
+  // Starts the plan on deepum's own streams and returns at once: evictions (with discards) and
+  // prefetches each run on their own, without waiting for each other (the plan puts prefetches
+  // only into room already free). Each kind may be submitted only once the last of its kind is
+  // done (its in-flight bytes are 0). False if a part could not be started.
   virtual bool submit(const HintPlan& plan) = 0;
   // Bytes of evictions submitted and not yet done: room the GPU does not have yet.
   virtual std::uint64_t evictions_in_flight_bytes() = 0;
+  // Bytes of prefetches submitted and not yet done.
+  virtual std::uint64_t prefetches_in_flight_bytes() = 0;
   // Device memory in use on the whole GPU now, as the driver reports it; nullopt if unknown.
   virtual std::optional<std::uint64_t> device_used_bytes() = 0;
 };

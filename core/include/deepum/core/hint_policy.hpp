@@ -40,9 +40,11 @@ class HintPolicy {
   // Later, once its faults have had time to arrive: `faulted` are the blocks of the faults
   // attributed to it, in time order.
   virtual void on_kernel_complete(std::uint64_t correlation_id, std::span<const BlockId> faulted) = 0;
-  // The hints for now, given residency and the limit; no discards or evictions unless `may_evict`
-  // (earlier ones still running). Ranges may overhang managed memory; the pipeline clips them.
-  virtual HintPlan plan(const ResidencyMap& residency, std::uint64_t resident_limit_bytes, bool may_evict) = 0;
+  // The hints for now, given residency and the limit; no discards or evictions unless `may_evict`,
+  // no prefetches unless `may_prefetch` (earlier ones still running). Ranges may overhang managed
+  // memory; the pipeline clips them.
+  virtual HintPlan plan(const ResidencyMap& residency, std::uint64_t resident_limit_bytes, bool may_evict,
+                        bool may_prefetch) = 0;
   virtual PrefetchStats stats() const = 0;
   // Whether its plans evict to make room; if not, reactive eviction holds the limit.
   virtual bool evicts() const = 0;

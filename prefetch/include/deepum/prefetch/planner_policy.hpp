@@ -29,8 +29,8 @@ class PlannerPolicy final : public core::HintPolicy {
   void on_kernel_complete(std::uint64_t correlation_id, std::span<const BlockId> faulted) override {
     planner_.on_kernel_complete(correlation_id, faulted);
   }
-  core::HintPlan plan(const core::ResidencyMap& residency, std::uint64_t resident_limit_bytes,
-                      bool may_evict) override;
+  core::HintPlan plan(const core::ResidencyMap& residency, std::uint64_t resident_limit_bytes, bool may_evict,
+                      bool may_prefetch) override;
   core::PrefetchStats stats() const override;
   bool evicts() const override { return options_.pre_evict; }
 
