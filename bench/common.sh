@@ -18,7 +18,6 @@ resnet="$root/examples/pytorch/train_resnet.py"
   date -u +"date %Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version,memory.total,memory.free --format=csv,noheader
   python3 -c "import torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__)"
-  git -C "$root" log -1 --format="commit %h %s" 2>/dev/null
 } 2>&1 | tee "$out/machine_${phase:-run}.txt"
 free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1 | tr -d ' ')
 alloc_limit=$((free_mib * 1024 * 1024 / 2))
