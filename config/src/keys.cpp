@@ -61,6 +61,10 @@ constexpr std::array kKeys{
             "Evict ahead of the prefetches to keep eviction_headroom free; false leaves eviction to the "
             "reactive safety net.",
             field<&Config::prefetch, &PrefetchConfig::pre_evict>()},
+    KeySpec{"prefetch.discard", "true",
+            "Discard memory PyTorch's caching allocator takes back into its cache (PyTorch 2.10-2.11), so "
+            "it is never written back to the host; ordered on the block's stream.",
+            field<&Config::prefetch, &PrefetchConfig::discard>()},
     KeySpec{"prefetch.history", "3", "Kernels of history that key the next-kernel prediction.",
             field<&Config::prefetch, &PrefetchConfig::history>(), IntegerRange{1, 8}},
     KeySpec{"prefetch.rows", "2048", "Sets in each kernel's block correlation table.",

@@ -120,6 +120,11 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
       stats_.bytes_to_host += migration->bytes;
       if (migration->cause == MigrationCause::eviction) stats_.bytes_to_host_by_eviction += migration->bytes;
     }
+  } else if (const auto* hint = std::get_if<Hint>(&event)) {
+    if (recorder) recorder->hint(*hint);
+    // Discarded and placed on the host without moving a byte: off the GPU as of now.
+    residency_.on_evicted({hint->address, hint->bytes}, hint->time);
+    stats_.prefetch.discarded_bytes += hint->bytes;
   } else if (const auto* range = std::get_if<RangeEvent>(&event)) {
     if (recorder) recorder->range(*range);
     if (range->kind == RangeEvent::Kind::allocated) {

@@ -1,5 +1,6 @@
 #include "deepum/cuda/tracing_session.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -11,11 +12,13 @@
 #include <thread>
 
 #include "deepum/core/trace_recorder.hpp"
+#include "deepum/cuda/dead_memory_discarder.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/progress_markers.hpp"
 #include "deepum/cuda/real_symbols.hpp"
 #include "deepum/cupti_tracer/cupti_tracer.hpp"
 #include "deepum/prefetch/planner_policy.hpp"
+#include "deepum/pytorch_allocator/trace_tracker.hpp"
 
 namespace deepum::cuda {
 namespace {
@@ -64,6 +67,9 @@ struct Runtime {
   EventPipeline* pipeline = nullptr;
   std::unique_ptr<RegistryLookup> lookup;
   std::unique_ptr<ProgressMarkers> markers;  // while prefetching
+  std::unique_ptr<DeadMemoryDiscarder> discarder;  // while prefetching with prefetch.discard
+  bool tracker_settled = false;  // worker only: attached, or never will be
+  int tracker_attempts = 0;      // worker only
   std::unique_ptr<PipelineSink> sink;
   std::unique_ptr<cupti_tracer::CuptiTracer> tracer;
   std::unique_ptr<DriverHintExecutor> executor;
@@ -111,6 +117,41 @@ void pause_or_resume_kernel_records(Runtime& runtime, core::Timestamp now) {
   }
 }
 
+void* lookup_in_process(const char* name) { return real_dlsym()(RTLD_DEFAULT, name); }
+
+// PyTorch's allocator tracker, attached from the worker (which holds no allocator lock) once the
+// allocator exists; until then, tried again every few steps.
+void attach_block_tracker(Runtime& runtime) {
+  if (!runtime.discarder || runtime.tracker_settled || runtime.tracker_attempts++ % 200 != 0) return;
+  Runtime* rt = &runtime;
+  const pytorch_allocator::AttachResult result = pytorch_allocator::attach_block_tracker(
+      [rt](const pytorch_allocator::BlockEvent& event) {
+        if (event.kind != pytorch_allocator::BlockEvent::Kind::returned_to_cache) return;
+        if (!rt->session->registry().find_containing(event.address)) return;  // not deepum's memory
+        for (const core::AddressRange& range :
+             rt->discarder->discard_returned_block(static_cast<CUstream>(event.stream), event.address, event.bytes)) {
+          rt->pipeline->on_discarded({core::Hint::Kind::discard, now_ns(), range.address, range.bytes});
+        }
+      },
+      lookup_in_process);
+  using Outcome = pytorch_allocator::AttachResult::Outcome;
+  switch (result.outcome) {
+    case Outcome::attached:
+      core::logger().info("discarding memory PyTorch's allocator takes back: {}", result.detail);
+      runtime.tracker_settled = true;
+      break;
+    case Outcome::not_pytorch:
+      runtime.tracker_settled = true;  // nothing to learn dead memory from
+      break;
+    case Outcome::unsupported:
+      core::logger().warn("no discarding of freed memory: {}", result.detail);
+      runtime.tracker_settled = true;
+      break;
+    case Outcome::not_ready:
+      break;
+  }
+}
+
 void worker_loop(Runtime& runtime) {
   const std::string bound = runtime.executor->bind();
   if (!bound.empty()) core::logger().warn("worker thread: {}; deepum will not evict", bound);
@@ -124,6 +165,7 @@ void worker_loop(Runtime& runtime) {
       for (const StreamProgress& progress : runtime.markers->poll())
         runtime.pipeline->on_stream_progress(progress.stream, progress.correlation_id);
     }
+    attach_block_tracker(runtime);
     const core::Timestamp now = now_ns();
     const auto started = std::chrono::steady_clock::now();
     runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
@@ -153,6 +195,11 @@ void stop_tracing_at_exit() {
     if (stats.callback_ns != 0 && stats.launches != 0) {
       note += "; launch callback " +
               std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches)) + " ns on average";
+    }
+    if (runtime->discarder) {
+      note += "; freed memory discarded: " + core::format_bytes(runtime->discarder->discarded_bytes()) + " (" +
+              std::to_string(runtime->discarder->skipped_capturing()) + " blocks skipped while capturing, " +
+              std::to_string(runtime->discarder->failures()) + " failures)";
     }
     if (runtime->markers) {
       note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
@@ -261,6 +308,13 @@ void start_once(core::Session& session) {
       core::logger().warn("no progress markers ({}): the prefetcher follows the GPU from CUPTI's records only",
                           error);
       runtime->markers.reset();
+    }
+  }
+  if (policy && config.prefetch.discard) {
+    runtime->discarder = std::make_unique<DeadMemoryDiscarder>();
+    if (const std::string error = runtime->discarder->create(); !error.empty()) {
+      core::logger().warn("no discarding of freed memory: {}", error);
+      runtime->discarder.reset();
     }
   }
   auto pipeline = std::make_unique<EventPipeline>(options, std::move(policy));

@@ -369,7 +369,8 @@ TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
       "enabled, alloc_limit, resident_limit, eviction_headroom, tracing, trace_file, cupti_library, "
       "trace_flush_ms, worker_interval_us, log_level, log_file, stats_file, summary, prefetch.enabled, "
-      "prefetch.lookahead, prefetch.adaptive_lookahead, prefetch.pre_evict, prefetch.history, prefetch.rows, "
+      "prefetch.lookahead, prefetch.adaptive_lookahead, prefetch.pre_evict, prefetch.discard, prefetch.history, "
+      "prefetch.rows, "
       "prefetch.ways, prefetch.successors";
   check_failed(load_text(R"({"summary": true, "frobnicate": 1})"),
                std::string("deepum: config /tmp/x.json: unknown key \"frobnicate\" (the keys are ") + kAllKeys + ")");

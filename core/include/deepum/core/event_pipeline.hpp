@@ -97,6 +97,8 @@ class EventPipeline {
   void on_fault(const PageFault& fault) { post(fault); }
   void on_migration(const Migration& migration) { post(migration); }
   void on_range(const RangeEvent& range) { post(range); }
+  // deepum discarded dead memory (a Hint of kind discard), from any thread.
+  void on_discarded(const Hint& discard) { post(discard); }
   void on_function_name(std::uint64_t function, std::string name);
   // Worker only: the GPU has run every launch on `stream` before `correlation_id`. Applied at the
   // next step, after that step's launches.
@@ -122,7 +124,7 @@ class EventPipeline {
   const ResidencyMap& residency() const { return residency_; }
 
  private:
-  using ActivityEvent = std::variant<KernelExecution, PageFault, Migration, RangeEvent>;
+  using ActivityEvent = std::variant<KernelExecution, PageFault, Migration, RangeEvent, Hint>;
   template <typename Event>
   void post(const Event& event) {
     std::lock_guard lock(inbox_mutex_);
