@@ -62,7 +62,11 @@ void* next_symbol_after(const void* caller, const char* name) {
 
 void* find_runtime_function(const char* name) {
   if (void* fn = real_dlsym()(RTLD_NEXT, name)) return fn;
-  LoadedLibrarySearch search{"libcudart.so", name, nullptr};
+  return find_loaded_symbol("libcudart.so", name);
+}
+
+void* find_loaded_symbol(const char* library_fragment, const char* name) {
+  LoadedLibrarySearch search{library_fragment, name, nullptr};
   dl_iterate_phdr(search_loaded_library, &search);
   return search.found;
 }

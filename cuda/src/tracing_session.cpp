@@ -117,7 +117,11 @@ void pause_or_resume_kernel_records(Runtime& runtime, core::Timestamp now) {
   }
 }
 
-void* lookup_in_process(const char* name) { return real_dlsym()(RTLD_DEFAULT, name); }
+// PyTorch loads libc10_cuda.so as a dependency of an RTLD_LOCAL extension: not in the global scope.
+void* lookup_in_pytorch(const char* name) {
+  if (void* symbol = real_dlsym()(RTLD_DEFAULT, name)) return symbol;
+  return find_loaded_symbol("libc10_cuda.so", name);
+}
 
 // PyTorch's allocator tracker, attached from the worker (which holds no allocator lock) once the
 // allocator exists; until then, tried again every few steps.
@@ -133,7 +137,7 @@ void attach_block_tracker(Runtime& runtime) {
           rt->pipeline->on_discarded({core::Hint::Kind::discard, now_ns(), range.address, range.bytes});
         }
       },
-      lookup_in_process);
+      lookup_in_pytorch);
   using Outcome = pytorch_allocator::AttachResult::Outcome;
   switch (result.outcome) {
     case Outcome::attached:
@@ -141,7 +145,8 @@ void attach_block_tracker(Runtime& runtime) {
       runtime.tracker_settled = true;
       break;
     case Outcome::not_pytorch:
-      runtime.tracker_settled = true;  // nothing to learn dead memory from
+      core::logger().debug("no PyTorch CUDA allocator in this process: nothing to learn dead memory from");
+      runtime.tracker_settled = true;
       break;
     case Outcome::unsupported:
       core::logger().warn("no discarding of freed memory: {}", result.detail);
