@@ -3,7 +3,7 @@
 # Results go to $OUT (or bench/results/local), bundled as results_PHASE.tar.gz, tables last.
 #   main      build, ctest (gpu tests included), the prefetch bandwidth, GPT-2 124M natively (its
 #             footprint), then at 2x and 3x oversubscription (resident limit at footprint/2, /3):
-#             reactive eviction only vs the prefetcher (and at 2x the prefetcher without discard)
+#             reactive eviction only vs the prefetcher (and at 2x the prefetcher with discard)
 #             SWEEP="128 2048" adds runs at 2x with those lookaheads
 #   ablation  at 2x: prediction only (no pre-eviction), + pre-eviction, and the lookahead sweep
 #             (fixed 8, 32, 128, 512, and adaptive)
@@ -37,10 +37,10 @@ main)
     DEEPUM_RESIDENT_LIMIT=$(limit_at "$factor") \
       deepum "gpt2_deepum_x$factor" "${g[@]}" --json "$out/gpt2_deepum_x$factor.json"
     runs+=("$out/gpt2_reactive_x$factor" "$out/gpt2_deepum_x$factor")
-    if [[ $factor == 2 ]]; then  # the ablation's last step: the prefetcher without discarding
-      DEEPUM_RESIDENT_LIMIT=$(limit_at 2) DEEPUM_PREFETCH_DISCARD=false \
-        deepum gpt2_no-discard_x2 "${g[@]}" --json "$out/gpt2_no-discard_x2.json"
-      runs+=("$out/gpt2_no-discard_x2")
+    if [[ $factor == 2 ]]; then  # the ablation's last step: the prefetcher with discarding
+      DEEPUM_RESIDENT_LIMIT=$(limit_at 2) DEEPUM_PREFETCH_DISCARD=true \
+        deepum gpt2_discard_x2 "${g[@]}" --json "$out/gpt2_discard_x2.json"
+      runs+=("$out/gpt2_discard_x2")
     fi
   done
   # SWEEP="128 2048": the prefetcher at 2x with other fixed lookaheads, in the same call.

@@ -61,9 +61,9 @@ constexpr std::array kKeys{
             "Evict ahead of the prefetches to keep eviction_headroom free; false leaves eviction to the "
             "reactive safety net.",
             field<&Config::prefetch, &PrefetchConfig::pre_evict>()},
-    KeySpec{"prefetch.discard", "true",
+    KeySpec{"prefetch.discard", "false",
             "Discard memory PyTorch's caching allocator takes back into its cache (PyTorch 2.10-2.11), so "
-            "it is never written back to the host; ordered on the block's stream.",
+            "it is never written back; ordered on the block's stream. Experimental: it slows GPT-2 down.",
             field<&Config::prefetch, &PrefetchConfig::discard>()},
     KeySpec{"prefetch.history", "3", "Kernels of history that key the next-kernel prediction.",
             field<&Config::prefetch, &PrefetchConfig::history>(), IntegerRange{1, 8}},

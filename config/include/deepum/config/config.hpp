@@ -55,7 +55,9 @@ struct PrefetchConfig {
   std::uint32_t lookahead = 512;
   bool adaptive_lookahead = false;  // its late/wasted signals come from records 0.1-1 s late
   bool pre_evict = true;
-  bool discard = true;  // drop memory PyTorch's allocator takes back, never write it back
+  // Drop memory PyTorch's allocator takes back, never write it back. Off: as built (at every free)
+  // it made GPT-2 3x slower, since PyTorch reuses most freed blocks at once (docs/benchmarks.md).
+  bool discard = false;
   std::uint32_t history = 3;  // execution IDs that key the next-kernel prediction
   std::uint32_t rows = 2048;
   std::uint32_t ways = 2;
