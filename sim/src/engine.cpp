@@ -197,6 +197,10 @@ void Executor::run(Policy& policy) {
   std::size_t next_release = 0;
   for (std::uint32_t k = 0; k < kernels.size(); ++k) {
     current_kernel_ = k;
+    if (k == window_start_) {
+      before_window_ = stats_;
+      before_window_.total_ns = now_;
+    }
     for (; next_release < workload_.releases.size() && workload_.releases[next_release].before_kernel <= k;
          ++next_release) {
       const BlockRelease& release = workload_.releases[next_release];
@@ -257,6 +261,26 @@ void Executor::run(Policy& policy) {
   stats_.total_ns = now_;
 }
 
+SimStats stats_between(const SimStats& before, const SimStats& after) {
+  SimStats d;
+  d.total_ns = after.total_ns - before.total_ns;
+  d.compute_ns = after.compute_ns - before.compute_ns;
+  d.stall_ns = after.stall_ns - before.stall_ns;
+  d.h2d_bytes = after.h2d_bytes - before.h2d_bytes;
+  d.d2h_bytes = after.d2h_bytes - before.d2h_bytes;
+  d.faults = after.faults - before.faults;
+  d.populate_faults = after.populate_faults - before.populate_faults;
+  d.driver_evictions = after.driver_evictions - before.driver_evictions;
+  d.prefetch_calls = after.prefetch_calls - before.prefetch_calls;
+  d.evict_calls = after.evict_calls - before.evict_calls;
+  d.discard_calls = after.discard_calls - before.discard_calls;
+  d.prefetched_blocks = after.prefetched_blocks - before.prefetched_blocks;
+  d.evicted_blocks = after.evicted_blocks - before.evicted_blocks;
+  d.discarded_blocks = after.discarded_blocks - before.discarded_blocks;
+  d.released_blocks = after.released_blocks - before.released_blocks;
+  return d;
+}
+
 SimResult simulate(const Workload& workload, const MachineModel& machine, Policy& policy,
                    const RunOptions& options) {
   const std::uint64_t capacity =
@@ -271,10 +295,12 @@ SimResult simulate(const Workload& workload, const MachineModel& machine, Policy
                                 ": no policy can run it; give the GPU more memory");
   }
   Executor executor(workload, machine, capacity, options.record_evictions);
+  executor.window_start_ = options.window_start;
   executor.run(policy);
   SimResult result;
   result.policy = std::string(policy.name());
   result.stats = executor.stats();
+  result.before_window = executor.before_window();
   result.evictions = executor.evictions();
   return result;
 }

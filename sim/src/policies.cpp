@@ -7,6 +7,26 @@
 
 namespace deepum::sim {
 
+void BatchedReactivePolicy::after_kernel(std::uint32_t k, Executor& executor) {
+  (void)k;
+  // As core::EventPipeline::enforce_resident_limit() with the headroom of
+  // EventPipelineOptions::effective_headroom() (256 MiB by default), in blocks.
+  const std::uint64_t capacity = executor.capacity_blocks();
+  const std::uint64_t default_headroom = (std::uint64_t{256} << 20) / core::kBlockBytes;
+  const std::uint64_t headroom = std::min(std::max(default_headroom, capacity / 10), capacity / 4);
+  const std::uint64_t trigger = capacity - headroom;
+  if (executor.occupied_blocks() <= trigger) return;
+  const std::uint64_t target = trigger > headroom ? trigger - headroom : 0;
+  const std::uint64_t excess = executor.occupied_blocks() - target;
+  victims_.clear();
+  executor.visit_least_recently_used([&](BlockIndex b) {
+    if (!executor.pinned(b)) victims_.push_back(b);
+    return victims_.size() < excess;
+  });
+  std::sort(victims_.begin(), victims_.end());  // adjacent blocks in one call, as the library's ranges
+  executor.evict(victims_);
+}
+
 void OraclePolicy::begin(Executor& executor) {
   workload_ = &executor.workload();
   const Workload& w = *workload_;
@@ -210,6 +230,7 @@ void OraclePolicy::before_kernel(std::uint32_t k, Executor& executor) {
 std::unique_ptr<Policy> make_policy(std::string_view name) {
   if (name == "reactive") return std::make_unique<ReactivePolicy>(false);
   if (name == "reactive-migration") return std::make_unique<ReactivePolicy>(true);
+  if (name == "deepum-reactive") return std::make_unique<BatchedReactivePolicy>();
   if (name == "oracle") return std::make_unique<OraclePolicy>();
   if (name == "deepum") return std::make_unique<DeepumPolicy>();
   return nullptr;
@@ -234,11 +255,14 @@ SimResult simulate_oracle(const Workload& workload, const MachineModel& machine,
     SimResult result = simulate(workload, machine, policy, options);
     result.detail = window == OraclePolicy::kUnbounded ? "window unbounded"
                                                        : "window " + std::to_string(window) + " blocks";
-    if (!best || result.stats.total_ns < best->stats.total_ns) best = std::move(result);
+    const auto measured = [](const SimResult& r) { return r.stats.total_ns - r.before_window.total_ns; };
+    if (!best || measured(result) < measured(*best)) best = std::move(result);
   }
   return std::move(*best);
 }
 
-std::vector<std::string> policy_names() { return {"reactive", "reactive-migration", "deepum", "oracle"}; }
+std::vector<std::string> policy_names() {
+  return {"reactive", "reactive-migration", "deepum-reactive", "deepum", "oracle"};
+}
 
 }  // namespace deepum::sim

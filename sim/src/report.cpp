@@ -56,6 +56,9 @@ std::string format_text(const ReplayReport& report) {
   std::string out;
   out += "trace " + report.trace + ": " + std::to_string(report.kernels) + " kernels, " +
          std::to_string(report.iterations) + (report.iterations == 1 ? " iteration" : " iterations") +
+         (report.warmup_iterations > 0
+              ? " measured after " + std::to_string(report.warmup_iterations) + " of warm-up"
+              : std::string()) +
          ", footprint " + fixed(gib(report.footprint_bytes), 2) + " GiB on a GPU of " +
          fixed(gib(report.capacity_bytes), 2) + " GiB (" +
          fixed(static_cast<double>(report.footprint_bytes) / static_cast<double>(report.capacity_bytes), 2) +
@@ -100,6 +103,7 @@ std::string format_json(const ReplayReport& report) {
   out += "  \"trace\": " + json_string(report.trace) + ",\n";
   out += "  \"kernels\": " + num(report.kernels) + ",\n";
   out += "  \"iterations\": " + num(report.iterations) + ",\n";
+  out += "  \"warmup_iterations\": " + num(report.warmup_iterations) + ",\n";
   out += "  \"footprint_bytes\": " + num(report.footprint_bytes) + ",\n";
   out += "  \"capacity_bytes\": " + num(report.capacity_bytes) + ",\n";
   out += "  \"compute_ns\": " + num(report.compute_ns) + ",\n";

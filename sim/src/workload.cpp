@@ -5,6 +5,7 @@
 #include <map>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 
@@ -33,9 +34,10 @@ void WorkloadBuilder::add(const core::KernelLaunch& launch) {
   ++stats_.launches;
   LaunchInfo info;
   info.execution_key = launch.execution_key;
-  info.first_pointer = static_cast<std::uint32_t>(pointer_blocks_.size());
+  info.function = launch.function;
+  info.first_pointer = static_cast<std::uint32_t>(pointer_addresses_.size());
   const std::size_t count = std::min<std::size_t>(launch.pointer_count, core::KernelLaunch::kMaxPointers);
-  for (std::size_t i = 0; i < count; ++i) pointer_blocks_.push_back(core::block_of(launch.pointers[i]));
+  for (std::size_t i = 0; i < count; ++i) pointer_addresses_.push_back(launch.pointers[i]);
   info.pointer_count = static_cast<std::uint16_t>(count);
   launches_.emplace_back(launch.correlation_id, info);
 }
@@ -87,6 +89,41 @@ std::uint32_t covering(const std::vector<core::KernelExecution>& executions, Tim
   return kNone;
 }
 
+// For each distinct pointer address (ascending), the end of the memory the tensor behind it can
+// span: the next distinct address in the same managed range, or the range's end. Ranges ever
+// allocated are merged where they overlap (a freed range's address may be reused at another size).
+// A pointer outside every range spans its own byte only (its own block).
+std::vector<std::uint64_t> pointer_extent_ends(const std::vector<std::uint64_t>& addresses,
+                                               const std::vector<core::RangeEvent>& ranges) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> spans;  // [begin, end), merged
+  for (const core::RangeEvent& range : ranges) {
+    if (range.kind == core::RangeEvent::Kind::allocated && range.bytes != 0)
+      spans.emplace_back(range.address, range.address + range.bytes);
+  }
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> merged;
+  for (const auto& span : spans) {
+    if (!merged.empty() && span.first < merged.back().second) {
+      merged.back().second = std::max(merged.back().second, span.second);
+    } else {
+      merged.push_back(span);
+    }
+  }
+  std::vector<std::uint64_t> ends(addresses.size());
+  for (std::size_t i = 0; i < addresses.size(); ++i) {
+    const std::uint64_t p = addresses[i];
+    auto it = std::upper_bound(merged.begin(), merged.end(), p,
+                               [](std::uint64_t a, const auto& span) { return a < span.first; });
+    if (it == merged.begin() || std::prev(it)->second <= p) {
+      ends[i] = p + 1;
+      continue;
+    }
+    const std::uint64_t range_end = std::prev(it)->second;
+    ends[i] = i + 1 < addresses.size() ? std::min(addresses[i + 1], range_end) : range_end;
+  }
+  return ends;
+}
+
 }  // namespace
 
 Workload WorkloadBuilder::finish() {
@@ -110,7 +147,7 @@ Workload WorkloadBuilder::finish() {
   std::stable_sort(faults_.begin(), faults_.end(),
                    [](const auto& a, const auto& b) { return a.time < b.time; });
   std::vector<std::pair<std::uint32_t, BlockId>> raw;  // execution, block
-  raw.reserve(faults_.size() + pointer_blocks_.size());
+  raw.reserve(faults_.size() + pointer_addresses_.size());
   for (const FaultInfo& fault : faults_) {
     const std::uint32_t e = covering(executions_, longest, fault.time);
     if (e == kNone) {
@@ -127,10 +164,38 @@ Workload WorkloadBuilder::finish() {
     if (launch_of[e] == nullptr) continue;
     ++matched;
     for (std::uint32_t p = 0; p < launch_of[e]->pointer_count; ++p) {
-      raw.emplace_back(static_cast<std::uint32_t>(e), pointer_blocks_[launch_of[e]->first_pointer + p]);
+      raw.emplace_back(static_cast<std::uint32_t>(e),
+                       core::block_of(pointer_addresses_[launch_of[e]->first_pointer + p]));
     }
   }
   stats_.launches_without_execution = stats_.launches - std::min(stats_.launches, matched);
+  // The blocks a fault or a pointer names itself; extents add the rest of each pointer's tensor.
+  std::vector<BlockId> named;
+  named.reserve(raw.size());
+  for (const auto& entry : raw) named.push_back(entry.second);
+  std::sort(named.begin(), named.end());
+  named.erase(std::unique(named.begin(), named.end()), named.end());
+  if (options_.pointer_extents) {
+    std::vector<std::uint64_t> addresses = pointer_addresses_;
+    std::sort(addresses.begin(), addresses.end());
+    addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+    const std::vector<std::uint64_t> ends = pointer_extent_ends(addresses, ranges_);
+    // One execution per key is enough when the key's executions share their blocks (the key
+    // covers the pointers).
+    std::unordered_set<std::uint64_t> keys_done;
+    for (std::size_t e = 0; e < executions_.size(); ++e) {
+      if (launch_of[e] == nullptr) continue;
+      const std::uint64_t key = launch_of[e]->execution_key;
+      if (options_.union_by_execution_key && key != 0 && !keys_done.insert(key).second) continue;
+      for (std::uint32_t p = 0; p < launch_of[e]->pointer_count; ++p) {
+        const std::uint64_t address = pointer_addresses_[launch_of[e]->first_pointer + p];
+        const std::size_t i = static_cast<std::size_t>(
+            std::lower_bound(addresses.begin(), addresses.end(), address) - addresses.begin());
+        for (BlockId b = core::block_of(address) + 1; b <= core::block_of(ends[i] - 1); ++b)
+          raw.emplace_back(static_cast<std::uint32_t>(e), b);
+      }
+    }
+  }
 
   // Dense block indices in address order.
   w.block_ids.reserve(raw.size());
@@ -138,6 +203,7 @@ Workload WorkloadBuilder::finish() {
   std::sort(w.block_ids.begin(), w.block_ids.end());
   w.block_ids.erase(std::unique(w.block_ids.begin(), w.block_ids.end()), w.block_ids.end());
   w.block_ids.shrink_to_fit();
+  stats_.extent_blocks = w.block_ids.size() - named.size();
   const auto dense = [&w](BlockId block) {
     return static_cast<BlockIndex>(std::lower_bound(w.block_ids.begin(), w.block_ids.end(), block) -
                                    w.block_ids.begin());
@@ -193,6 +259,7 @@ Workload WorkloadBuilder::finish() {
     const core::KernelExecution& execution = executions_[e];
     step.correlation_id = execution.correlation_id;
     step.execution_key = launch_of[e] != nullptr ? launch_of[e]->execution_key : 0;
+    step.function = launch_of[e] != nullptr ? launch_of[e]->function : 0;
     step.operation = execution.operation;
     step.start = execution.start;
     auto min = min_of_key.find(step.execution_key);
@@ -202,7 +269,7 @@ Workload WorkloadBuilder::finish() {
     if (w.pointer_offsets.empty()) w.pointer_offsets.push_back(0);
     if (launch_of[e] != nullptr) {
       for (std::uint32_t p = 0; p < launch_of[e]->pointer_count; ++p)
-        w.pointers.push_back(dense(pointer_blocks_[launch_of[e]->first_pointer + p]));
+        w.pointers.push_back(dense(core::block_of(pointer_addresses_[launch_of[e]->first_pointer + p])));
     }
     w.pointer_offsets.push_back(static_cast<std::uint32_t>(w.pointers.size()));
   }
@@ -267,6 +334,55 @@ std::uint32_t detect_iterations(std::span<const KernelStep> kernels) {
     if (periodic) return static_cast<std::uint32_t>(n / p);
   }
   return 1;
+}
+
+std::vector<std::uint32_t> iteration_starts(const Workload& workload, std::uint32_t iterations) {
+  const auto& kernels = workload.kernels;
+  const std::size_t n = kernels.size();
+  if (iterations == 0 || n < iterations) return {};
+  std::vector<std::uint32_t> starts{0};
+  if (iterations == 1) return starts;
+  if (workload.iterations == iterations) {
+    const std::size_t period = n / iterations;
+    for (std::uint32_t i = 1; i < iterations; ++i) starts.push_back(static_cast<std::uint32_t>(i * period));
+    return starts;
+  }
+  // Per function: how often it runs, where it first ran, where it last ran and the shortest gap
+  // between two of its runs. A once-per-iteration function runs about an iteration apart; one of
+  // the set-up that happens to run as often does not, so the widest shortest gap wins.
+  struct Runs {
+    std::uint32_t count = 0;
+    std::size_t first = 0, last = 0, shortest_gap = 0;
+  };
+  std::unordered_map<std::uint64_t, Runs> runs;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (kernels[k].function == 0) continue;
+    auto [it, inserted] = runs.try_emplace(kernels[k].function);
+    Runs& r = it->second;
+    if (inserted) {
+      r.first = k;
+      r.shortest_gap = n;
+    } else {
+      r.shortest_gap = std::min(r.shortest_gap, k - r.last);
+    }
+    r.last = k;
+    ++r.count;
+  }
+  const Runs* best = nullptr;
+  std::uint64_t anchor = 0;
+  for (const auto& [function, r] : runs) {
+    if (r.count != iterations) continue;
+    if (best == nullptr || r.shortest_gap > best->shortest_gap ||
+        (r.shortest_gap == best->shortest_gap && r.first < best->first)) {
+      best = &r;
+      anchor = function;
+    }
+  }
+  if (best == nullptr) return {};
+  for (std::size_t k = best->first + 1; k < n; ++k) {
+    if (kernels[k].function == anchor) starts.push_back(static_cast<std::uint32_t>(k));
+  }
+  return starts;
 }
 
 Workload build_workload(const core::Trace& trace, WorkloadOptions options) {

@@ -34,10 +34,14 @@ constexpr const char* kUsage =
     "      --machine FILE.json         override the H200 machine model (deepum-sim machine lists the keys)\n"
     "      --capacity SIZE             GPU memory for managed data, such as 40GiB (default: the model's)\n"
     "      --oversubscription R        GPU memory = the trace's footprint / R (R >= 1, such as 1.5)\n"
-    "      --policy LIST               comma-separated: reactive, reactive-migration, deepum, oracle\n"
+    "      --policy LIST               comma-separated: reactive, reactive-migration, deepum-reactive,\n"
+    "                                  deepum, oracle\n"
     "                                  (default reactive,deepum,oracle)\n"
     "      --iterations N              iterations in the trace (default: found from its repeating kernels)\n"
+    "      --warmup W                  replay the first W iterations but measure only the rest (the\n"
+    "                                  step time of a training run's steady state)\n"
     "      --no-key-union              a kernel touches only its own faulted and pointer blocks\n"
+    "      --no-pointer-extents        a launch pointer touches only the block holding its address\n"
     "      --raw-compute               a kernel's compute time is its own end - start\n"
     "      --json                      JSON instead of a table\n"
     "      --check                     exit 3 unless floor <= oracle <= reactive (and, when deepum\n"
@@ -108,6 +112,7 @@ int replay(Args& args) {
   std::optional<double> oversubscription;
   std::vector<std::string> policies{"reactive", "deepum", "oracle"};
   std::optional<std::uint32_t> iterations;
+  std::uint32_t warmup = 0;
   WorkloadOptions workload_options;
   bool json = false, check = false, timing = false;
   while (!args.done()) {
@@ -156,8 +161,16 @@ int replay(Args& args) {
       auto n = parse_number<std::uint32_t>(*v);
       if (!n || *n == 0) return usage("--iterations expects a positive integer, got " + std::string(*v));
       iterations = *n;
+    } else if (arg == "--warmup") {
+      auto v = need(arg);
+      if (!v) return kExitUsage;
+      auto n = parse_number<std::uint32_t>(*v);
+      if (!n) return usage("--warmup expects a whole number, got " + std::string(*v));
+      warmup = *n;
     } else if (arg == "--no-key-union") {
       workload_options.union_by_execution_key = false;
+    } else if (arg == "--no-pointer-extents") {
+      workload_options.pointer_extents = false;
     } else if (arg == "--raw-compute") {
       workload_options.min_compute_by_execution_key = false;
     } else if (arg == "--json") {
@@ -204,18 +217,39 @@ int replay(Args& args) {
   report.capacity_bytes = machine->capacity_bytes / deepum::core::kBlockBytes * deepum::core::kBlockBytes;
   report.compute_ns = workload.compute_ns();
   report.machine = *machine;
+  RunOptions run_options;
+  if (warmup > 0) {
+    if (warmup >= report.iterations) {
+      return usage("--warmup " + std::to_string(warmup) + " leaves none of the " +
+                   std::to_string(report.iterations) + " iterations to measure (give --iterations N)");
+    }
+    const std::vector<std::uint32_t> starts = iteration_starts(workload, report.iterations);
+    if (starts.empty()) {
+      return error(trace + ": cannot tell where its " + std::to_string(report.iterations) +
+                   " iterations start: no kernel function runs exactly that many times");
+    }
+    run_options.window_start = starts[warmup];
+    report.warmup_iterations = warmup;
+    report.iterations -= warmup;
+    report.compute_ns = 0;
+    for (std::size_t k = run_options.window_start; k < workload.kernels.size(); ++k)
+      report.compute_ns += workload.kernels[k].compute_ns;
+  }
   for (const std::string& name : policies) {
     const auto start = std::chrono::steady_clock::now();
     try {
       if (name == "oracle") {
-        report.results.push_back(simulate_oracle(workload, *machine));
+        report.results.push_back(simulate_oracle(workload, *machine, run_options));
       } else {
         std::unique_ptr<Policy> policy = make_policy(name);
-        report.results.push_back(simulate(workload, *machine, *policy));
+        report.results.push_back(simulate(workload, *machine, *policy, run_options));
       }
     } catch (const std::exception& e) {
       return error(trace + ": " + e.what());
     }
+    // The report shows the measured window only.
+    SimResult& result = report.results.back();
+    result.stats = stats_between(result.before_window, result.stats);
     if (timing)
       std::fprintf(stderr, "deepum-sim: %s replayed in %.2f s\n", name.c_str(), seconds_since(start));
   }

@@ -303,3 +303,100 @@ TEST_CASE("sim: a damaged trace gets the reader's error") {
   const WorkloadLoad bad = load_workload(garbage.str());
   CHECK(bad.error.find("not a deepum trace") != std::string::npos);
 }
+
+TEST_CASE("sim workload: a pointer touches its tensor, up to the next pointer or its range's end") {
+  // One 8 MiB range at A (four blocks); pointers at A and A + 5 MiB, and one outside every range.
+  const std::uint64_t kMiB = std::uint64_t{1} << 20;
+  const std::vector<Kernel> kernels{
+      {1'000'000, 1'000, {}, {kA}},
+      {2'000'000, 1'000, {}, {kA + 5 * kMiB}},
+      {3'000'000, 1'000, {}, {kB}},
+  };
+  const std::vector<core::RangeEvent> ranges{{core::RangeEvent::Kind::allocated, 10, kA, 8 * kMiB}};
+  const Workload w = workload_of(kernels, {}, ranges);
+  REQUIRE(w.block_count() == 5);
+  CHECK(blocks(w, 0) == std::vector<BlockIndex>{0, 1, 2});  // [A, A + 5 MiB)
+  CHECK(blocks(w, 1) == std::vector<BlockIndex>{2, 3});     // [A + 5 MiB, A + 8 MiB)
+  CHECK(blocks(w, 2) == std::vector<BlockIndex>{4});
+  CHECK(w.stats.extent_blocks == 2);
+  // The planner still gets the pointers' own blocks only.
+  CHECK(std::vector<BlockIndex>(w.pointers_of(1).begin(), w.pointers_of(1).end()) ==
+        std::vector<BlockIndex>{2});
+
+  WorkloadOptions own_block;
+  own_block.pointer_extents = false;
+  const Workload narrow = workload_of(kernels, own_block, ranges);
+  REQUIRE(narrow.block_count() == 3);
+  CHECK(blocks(narrow, 0) == std::vector<BlockIndex>{0});
+  CHECK(blocks(narrow, 1) == std::vector<BlockIndex>{1});
+  CHECK(narrow.stats.extent_blocks == 0);
+}
+
+TEST_CASE("sim workload: iterations start where a once-per-iteration function runs") {
+  const auto workload = [](std::vector<std::uint64_t> functions, std::vector<std::uint64_t> keys) {
+    Workload w;
+    for (std::size_t i = 0; i < functions.size(); ++i) {
+      KernelStep step;
+      step.execution_key = keys[i];
+      step.function = functions[i];
+      w.kernels.push_back(step);
+    }
+    w.iterations = detect_iterations(w.kernels);
+    return w;
+  };
+  // Periodic keys: multiples of the period.
+  CHECK(iteration_starts(workload({1, 2, 1, 2, 1, 2}, {5, 6, 5, 6, 5, 6}), 3) ==
+        std::vector<std::uint32_t>{0, 2, 4});
+  // Keys that do not repeat (new addresses each iteration) after a set-up whose function 9 runs
+  // twice as well, back to back: function 1 runs twice, farther apart, and marks the iterations.
+  const Workload w = workload({9, 9, 1, 2, 3, 1, 2, 3}, {11, 12, 13, 14, 15, 16, 17, 18});
+  CHECK(w.iterations == 1);
+  CHECK(iteration_starts(w, 2) == std::vector<std::uint32_t>{0, 5});
+  CHECK(iteration_starts(w, 1) == std::vector<std::uint32_t>{0});
+  CHECK(iteration_starts(w, 4).empty());  // no function runs four times
+}
+
+TEST_CASE("sim replay: statistics of a measured window after warm-up") {
+  // Two iterations of the same two kernels: the first populates A and B, the second runs fault-free.
+  const Workload w = workload_of({
+      {1'000'000, 1'000, {kA}, {}, 1},
+      {2'000'000, 2'000, {kB}, {}, 2},
+      {3'000'000, 1'000, {}, {}, 1},
+      {4'000'000, 2'000, {}, {}, 2},
+  });
+  REQUIRE(w.iterations == 2);
+  const std::vector<std::uint32_t> starts = iteration_starts(w, 2);
+  REQUIRE(starts == std::vector<std::uint32_t>{0, 2});
+  auto policy = make_policy("reactive");
+  RunOptions options;
+  options.capacity_blocks = 4;
+  options.window_start = starts[1];
+  const SimResult r = simulate(w, MachineModel::h200(), *policy, options);
+  CHECK(r.before_window.total_ns == 2 * 27'000 + 3'000);
+  CHECK(r.before_window.faults == 2);
+  const SimStats window = stats_between(r.before_window, r.stats);
+  CHECK(window.total_ns == 3'000);
+  CHECK(window.compute_ns == 3'000);
+  CHECK(window.stall_ns == 0);
+  CHECK(window.faults == 0);
+}
+
+TEST_CASE("sim deepum-reactive: evicts in batches with hint calls, off the fault path") {
+  // 40 kernels, each touching a new block, on a GPU of 20: headroom 5 blocks (a quarter at most),
+  // so past 15 blocks the 6 least recently used go in one call, down to 10.
+  std::vector<Kernel> kernels;
+  for (std::uint64_t i = 0; i < 40; ++i)
+    kernels.push_back({1'000'000 * (i + 1), 100'000, {kA + i * kMiB2}, {}});
+  const Workload w = workload_of(kernels);
+  MachineModel m = MachineModel::h200();
+  const SimResult batched = run(w, m, "deepum-reactive", 20);
+  const SimResult reactive = run(w, m, "reactive", 20);
+  CHECK(make_policy("deepum-reactive")->name() == "deepum-reactive");
+  CHECK(batched.stats.driver_evictions == 0);
+  CHECK(batched.stats.evict_calls == 5);  // after kernels 15, 21, 27, 33, 39
+  CHECK(batched.stats.evicted_blocks == 30);
+  CHECK(batched.stats.d2h_bytes == 30 * kMiB2);
+  CHECK(reactive.stats.driver_evictions == 20);
+  // Populating faults no longer wait for a write-back each.
+  CHECK(batched.stats.stall_ns < reactive.stats.stall_ns);
+}

@@ -57,6 +57,9 @@ struct EvictionRecord {
 struct RunOptions {
   std::uint64_t capacity_blocks = 0;  // 0: the machine model's capacity_bytes / 2 MB
   bool record_evictions = false;
+  // The kernel that opens the measured window (steady state after warm-up iterations):
+  // SimResult::before_window holds the statistics as they stood when it was about to run.
+  std::uint32_t window_start = 0;
 };
 
 class Policy;
@@ -104,6 +107,7 @@ class Executor {
   }
 
   const SimStats& stats() const { return stats_; }
+  const SimStats& before_window() const { return before_window_; }
   const std::vector<EvictionRecord>& evictions() const { return evictions_; }
 
  private:
@@ -143,7 +147,9 @@ class Executor {
   Nanoseconds h2d_free_ = 0;  // channels free at
   Nanoseconds d2h_free_ = 0;
   std::uint32_t current_kernel_ = 0;
+  std::uint32_t window_start_ = 0;
   SimStats stats_;
+  SimStats before_window_;
   std::vector<EvictionRecord> evictions_;
 };
 
@@ -178,9 +184,13 @@ class Policy {
 struct SimResult {
   std::string policy;
   SimStats stats;
+  SimStats before_window;                 // stats when RunOptions::window_start was about to run
   std::vector<EvictionRecord> evictions;  // with RunOptions::record_evictions
   std::string detail;                     // the policy's settings, if it has any worth reporting
 };
+
+// What happened from `before` to `after` (counters and times subtracted).
+SimStats stats_between(const SimStats& before, const SimStats& after);
 
 // Replays the workload under the policy. Throws std::invalid_argument when a kernel touches more
 // blocks than the GPU holds (no policy can run it).

@@ -28,6 +28,23 @@ class ReactivePolicy final : public Policy {
   bool by_migration_;
 };
 
+// deepum's own reactive eviction (the library with prefetch.enabled false): no driver eviction
+// while there is room; after each kernel (when its faults have been seen), if the GPU holds more
+// than its capacity less a headroom, the least recently used blocks are evicted with hint calls
+// (cudaMemPrefetchAsync to the host: one call per run of adjacent blocks, written back at the
+// prefetch D2H rate) down to a full headroom below that, so eviction runs in batches off the fault
+// path. The headroom is the library's: a tenth of the capacity, at least 256 MiB, at most a quarter.
+// When a kernel's faults fill the GPU before the batch is issued, the driver evicts LRU victims.
+class BatchedReactivePolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "deepum-reactive"; }
+  void before_kernel(std::uint32_t, Executor&) override {}
+  void after_kernel(std::uint32_t k, Executor& executor) override;
+
+ private:
+  std::vector<BlockIndex> victims_;
+};
+
 // Knows the whole workload. Belady eviction (the block whose next use is farthest goes first) and
 // perfect prefetch: walking the future kernels' blocks in the order they will be needed, it brings
 // each one in as early as a free block allows, evicting ahead of time only blocks needed later than
@@ -84,8 +101,9 @@ class OraclePolicy final : public Policy {
   std::vector<BlockIndex> victims_, fetches_;
 };
 
-// "reactive", "reactive-migration" (LRU by arrival), "deepum" (DeepumPolicy, deepum_policy.hpp,
-// default options) or "oracle" (unbounded window); nullptr for another name.
+// "reactive", "reactive-migration" (LRU by arrival), "deepum-reactive" (BatchedReactivePolicy),
+// "deepum" (DeepumPolicy, deepum_policy.hpp, default options) or "oracle" (unbounded window);
+// nullptr for another name.
 std::unique_ptr<Policy> make_policy(std::string_view name);
 
 // The oracle's windows simulate_oracle() tries: 4, 16, 64, 256, 1024 blocks and unbounded (those

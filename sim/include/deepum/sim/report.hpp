@@ -14,11 +14,13 @@ namespace deepum::sim {
 struct ReplayReport {
   std::string trace;  // as named on the command line
   std::uint64_t kernels = 0;
-  std::uint32_t iterations = 1;
-  std::uint64_t footprint_bytes = 0;  // distinct blocks touched x 2 MB
-  std::uint64_t capacity_bytes = 0;   // as simulated (whole blocks)
-  std::uint64_t compute_ns = 0;
+  std::uint32_t iterations = 1;         // measured ones (after the warm-up)
+  std::uint32_t warmup_iterations = 0;  // replayed before them, not counted
+  std::uint64_t footprint_bytes = 0;    // distinct blocks touched x 2 MB
+  std::uint64_t capacity_bytes = 0;     // as simulated (whole blocks)
+  std::uint64_t compute_ns = 0;         // of the measured iterations
   MachineModel machine;
+  // results[i].stats cover the measured iterations only.
   std::vector<SimResult> results;
 };
 

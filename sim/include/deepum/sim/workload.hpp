@@ -23,6 +23,11 @@ struct WorkloadOptions {
   // A kernel's compute time is the shortest execution with its execution key (the least stalled
   // by faults); off: each execution's own end - start.
   bool min_compute_by_execution_key = true;
+  // A launch pointer touches the blocks from its address up to the next address any launch of the
+  // trace pointed to in the same managed range, or the range's end (a caching allocator packs
+  // tensors in its segments, so that is the most the tensor behind the pointer can span); off:
+  // only the block holding the address.
+  bool pointer_extents = true;
 };
 
 struct KernelStep {
@@ -32,6 +37,7 @@ struct KernelStep {
   core::Timestamp start = 0;  // in the trace
   std::uint64_t compute_ns = 0;
   std::uint32_t touch_set = 0;  // index into Workload::touch_set_offsets
+  std::uint64_t function = 0;   // the launched function's opaque id; 0 without a launch
 };
 
 // Managed blocks that stop existing before a kernel (their range was freed): dropped from the GPU
@@ -51,6 +57,7 @@ struct WorkloadStats {
   std::uint64_t faults_attributed = 0;
   std::uint64_t faults_unattributed = 0;  // no execution covers their time
   std::uint64_t managed_peak_bytes = 0;   // largest sum of live managed ranges
+  std::uint64_t extent_blocks = 0;        // blocks only a pointer's extent beyond its own block adds
 };
 
 struct Workload {
@@ -106,6 +113,7 @@ class WorkloadBuilder {
  private:
   struct LaunchInfo {
     std::uint64_t execution_key = 0;
+    std::uint64_t function = 0;
     std::uint32_t first_pointer = 0;
     std::uint16_t pointer_count = 0;
   };
@@ -116,7 +124,7 @@ class WorkloadBuilder {
 
   WorkloadOptions options_;
   std::vector<std::pair<std::uint64_t, LaunchInfo>> launches_;  // correlation id, info
-  std::vector<core::BlockId> pointer_blocks_;
+  std::vector<std::uint64_t> pointer_addresses_;
   std::vector<core::KernelExecution> executions_;
   std::vector<FaultInfo> faults_;
   std::vector<core::RangeEvent> ranges_;
@@ -130,5 +138,13 @@ WorkloadLoad load_workload(const std::string& path, WorkloadOptions options = {}
 // The smallest period p such that the execution-key sequence repeats with period p (at least two
 // whole repetitions); the number of repetitions, or 1 when there is no repeating structure.
 std::uint32_t detect_iterations(std::span<const KernelStep> kernels);
+
+// The first kernel of each of `iterations` iterations, ascending, the first being 0. With the
+// period detect_iterations() found (when it found `iterations`), multiples of it; otherwise each
+// run but the first of a kernel function that runs exactly `iterations` times starts an
+// iteration after the first, which holds whatever came before (set-up, warm-up); among several
+// such functions, the one whose runs are farthest apart at their closest (then the earliest).
+// Empty when no function runs that often.
+std::vector<std::uint32_t> iteration_starts(const Workload& workload, std::uint32_t iterations);
 
 }  // namespace deepum::sim
