@@ -16,13 +16,13 @@
 
 namespace {
 
-#define CHECK_CUDA(call)                                                                       \
-  do {                                                                                         \
-    cudaError_t e = (call);                                                                    \
-    if (e != cudaSuccess) {                                                                    \
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t e = (call);                                                                      \
+    if (e != cudaSuccess) {                                                                      \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
+      std::exit(1);                                                                              \
+    }                                                                                            \
   } while (0)
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -49,7 +49,8 @@ double batch_prefetch(char* data, size_t bytes, size_t pieces, cudaMemLocation t
   for (size_t i = 0; i < pieces; ++i) pointers[i] = data + i * (bytes / pieces);
   size_t location_index = 0;
   const auto start = std::chrono::steady_clock::now();
-  CHECK_CUDA(cudaMemPrefetchBatchAsync(pointers.data(), sizes.data(), pieces, &to, &location_index, 1, 0, stream));
+  CHECK_CUDA(
+      cudaMemPrefetchBatchAsync(pointers.data(), sizes.data(), pieces, &to, &location_index, 1, 0, stream));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   return static_cast<double>(bytes) / seconds_since(start) / 1e9;
 }
@@ -80,7 +81,8 @@ int main(int argc, char** argv) {
     bool to_gpu;
     double best = 0;
   };
-  std::vector<Result> results{{"h2d_one_range", 1, true},     {"d2h_one_range", 1, false},
+  std::vector<Result> results{{"h2d_one_range", 1, true},
+                              {"d2h_one_range", 1, false},
                               {"h2d_64MiB_ranges", bytes / (64 << 20), true},
                               {"d2h_64MiB_ranges", bytes / (64 << 20), false},
                               {"h2d_2MiB_ranges", bytes / (2 << 20), true},
@@ -88,7 +90,8 @@ int main(int argc, char** argv) {
   for (int round = 0; round < 3; ++round) {
     for (Result& r : results) {
       // Start each measurement from the other side.
-      CHECK_CUDA(cudaMemPrefetchAsync(data, bytes, r.to_gpu ? host_location() : device_location(device), 0, stream));
+      CHECK_CUDA(
+          cudaMemPrefetchAsync(data, bytes, r.to_gpu ? host_location() : device_location(device), 0, stream));
       CHECK_CUDA(cudaStreamSynchronize(stream));
       const double gbps = batch_prefetch(data, bytes, std::max<size_t>(r.pieces, 1),
                                          r.to_gpu ? device_location(device) : host_location(), stream);

@@ -51,7 +51,8 @@ constexpr std::array kKeys{
             "Prefetch, pre-evict and plan ahead with the correlation prefetcher while resident_limit is "
             "enforced; false leaves reactive eviction only.",
             field<&Config::prefetch, &PrefetchConfig::enabled>()},
-    KeySpec{"prefetch.lookahead", "512", "Kernels the prefetcher plans ahead (its starting value when adaptive).",
+    KeySpec{"prefetch.lookahead", "512",
+            "Kernels the prefetcher plans ahead (its starting value when adaptive).",
             field<&Config::prefetch, &PrefetchConfig::lookahead>(), IntegerRange{1, 4096}},
     KeySpec{"prefetch.adaptive_lookahead", "false",
             "Look further ahead when prefetches arrive late, less far when they are evicted unused (8 up to "

@@ -152,7 +152,8 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   // Launches first: a kernel's execution record never precedes its launch.
   launches_.drain([&](const KernelLaunch& launch) { handle(launch, recorder); });
   if (policy_) {
-    for (const auto& [stream, correlation_id] : progress_) policy_->on_stream_progress(stream, correlation_id);
+    for (const auto& [stream, correlation_id] : progress_)
+      policy_->on_stream_progress(stream, correlation_id);
   }
   progress_.clear();
   // Activity in arrival order: a range is posted by its allocation before any fault on it.
@@ -218,7 +219,8 @@ void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecor
   // Room still being evicted is not there yet: plan against a limit lowered by it, and evict
   // nothing more until it is done; likewise prefetch nothing more while prefetches still run.
   const std::uint64_t evicting = executor.evictions_in_flight_bytes();
-  const std::uint64_t limit = options_.resident_limit_bytes - std::min(options_.resident_limit_bytes, evicting);
+  const std::uint64_t limit =
+      options_.resident_limit_bytes - std::min(options_.resident_limit_bytes, evicting);
   const bool may_prefetch = executor.prefetches_in_flight_bytes() == 0;
   if (evicting != 0 && !may_prefetch) return;
   HintPlan plan = policy_->plan(residency_, limit, /*may_evict=*/evicting == 0, may_prefetch);

@@ -121,18 +121,20 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
               percentiles(t.fault_delay_us), percentiles(t.execution_delay_us), percentiles(t.step_us));
   if (t.prefetching) {
     const PrefetchStats& p = t.prefetch;
-    append_line(out, "  prefetcher: {} plans ({} refused), prefetched {}, pre-evicted {}, discarded {}", p.plans,
-                p.plan_failures, format_bytes(p.prefetched_bytes), format_bytes(p.pre_evicted_bytes),
+    append_line(out, "  prefetcher: {} plans ({} refused), prefetched {}, pre-evicted {}, discarded {}",
+                p.plans, p.plan_failures, format_bytes(p.prefetched_bytes), format_bytes(p.pre_evicted_bytes),
                 format_bytes(p.discarded_bytes));
-    append_line(out, "  prefetched blocks: {} timely, {} late, {} evicted unused; lookahead {} kernels{}", p.timely,
-                p.late, p.wasted, p.lookahead,
+    append_line(out, "  prefetched blocks: {} timely, {} late, {} evicted unused; lookahead {} kernels{}",
+                p.timely, p.late, p.wasted, p.lookahead,
                 p.resets ? fmt::format(", learned state reset {} times", p.resets) : std::string());
   }
   return out;
 }
 
 namespace {
-nlohmann::json percentiles_json(const Percentiles& p) { return {{"p50", p.p50}, {"p99", p.p99}, {"max", p.max}}; }
+nlohmann::json percentiles_json(const Percentiles& p) {
+  return {{"p50", p.p50}, {"p99", p.p99}, {"max", p.max}};
+}
 }  // namespace
 
 std::string render_json(const StatisticsSnapshot& s, const std::string& process,

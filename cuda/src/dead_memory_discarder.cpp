@@ -32,7 +32,8 @@ std::string DeadMemoryDiscarder::create() {
   return {};
 }
 
-std::vector<core::AddressRange> DeadMemoryDiscarder::discard_returned_block(CUstream stream, std::uint64_t address,
+std::vector<core::AddressRange> DeadMemoryDiscarder::discard_returned_block(CUstream stream,
+                                                                            std::uint64_t address,
                                                                             std::uint64_t bytes) noexcept {
   // Whole 2 MB blocks only: the rest of a partly covered one may belong to live neighbours.
   const std::uint64_t first = (address + core::kBlockBytes - 1) & ~(core::kBlockBytes - 1);
@@ -42,7 +43,8 @@ std::vector<core::AddressRange> DeadMemoryDiscarder::discard_returned_block(CUst
   // capture would itself be an error).
   if (stream != nullptr) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE) {
+    if (stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS ||
+        status != CU_STREAM_CAPTURE_STATUS_NONE) {
       skipped_capturing_.fetch_add(1, std::memory_order_relaxed);
       return {};
     }
@@ -55,7 +57,8 @@ std::vector<core::AddressRange> DeadMemoryDiscarder::discard_returned_block(CUst
   std::lock_guard lock(mutex_);
   CUresult r = event_record.get()(program_done_, stream);
   if (r == CUDA_SUCCESS) r = stream_wait_event.get()(stream_, program_done_, 0);
-  if (r == CUDA_SUCCESS) r = discard_and_prefetch.get()(&pointer, &size, 1, &host, &location_index, 1, 0, stream_);
+  if (r == CUDA_SUCCESS)
+    r = discard_and_prefetch.get()(&pointer, &size, 1, &host, &location_index, 1, 0, stream_);
   if (r == CUDA_SUCCESS) r = event_record.get()(discard_done_, stream_);
   // Whatever happened above, the program's later work must not overtake a discard that may run.
   const CUresult wait = stream_wait_event.get()(stream, discard_done_, 0);

@@ -55,8 +55,10 @@ std::string DriverHintExecutor::bind() {
     prefetch_stream_ = nullptr;
     return describe("cuStreamCreate", r);
   }
-  eviction_lane_.start(context_, "deepum-evict", [this](const core::HintPlan& batch) { run_evictions(batch); });
-  prefetch_lane_.start(context_, "deepum-prefetch", [this](const core::HintPlan& batch) { run_prefetches(batch); });
+  eviction_lane_.start(context_, "deepum-evict",
+                       [this](const core::HintPlan& batch) { run_evictions(batch); });
+  prefetch_lane_.start(context_, "deepum-prefetch",
+                       [this](const core::HintPlan& batch) { run_prefetches(batch); });
   return {};
 }
 
@@ -127,7 +129,8 @@ void DriverHintExecutor::run_evictions(const core::HintPlan& batch) {
   host.type = CU_MEM_LOCATION_TYPE_HOST;
   if (!discard(batch.discard, stream_) || !prefetch(batch.evict, host, stream_)) return;
   // Done means moved: only then is the room there for the next prefetches.
-  if (CUresult r = stream_synchronize.get()(stream_); r != CUDA_SUCCESS) fail(describe("cuStreamSynchronize", r));
+  if (CUresult r = stream_synchronize.get()(stream_); r != CUDA_SUCCESS)
+    fail(describe("cuStreamSynchronize", r));
 }
 
 void DriverHintExecutor::run_prefetches(const core::HintPlan& batch) {

@@ -44,7 +44,8 @@ void ProgressMarkers::before_launch(std::uint64_t stream_id, std::uint64_t corre
   // itself an error, so it is not asked about.
   if (stream != nullptr) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE) {
+    if (stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS ||
+        status != CU_STREAM_CAPTURE_STATUS_NONE) {
       skipped_capturing_.fetch_add(1, std::memory_order_relaxed);
       return;
     }

@@ -66,10 +66,10 @@ struct Runtime {
   core::Session* session = nullptr;
   EventPipeline* pipeline = nullptr;
   std::unique_ptr<RegistryLookup> lookup;
-  std::unique_ptr<ProgressMarkers> markers;  // while prefetching
+  std::unique_ptr<ProgressMarkers> markers;        // while prefetching
   std::unique_ptr<DeadMemoryDiscarder> discarder;  // while prefetching with prefetch.discard
-  bool tracker_settled = false;  // worker only: attached, or never will be
-  int tracker_attempts = 0;      // worker only
+  bool tracker_settled = false;                    // worker only: attached, or never will be
+  int tracker_attempts = 0;                        // worker only
   std::unique_ptr<PipelineSink> sink;
   std::unique_ptr<cupti_tracer::CuptiTracer> tracer;
   std::unique_ptr<DriverHintExecutor> executor;
@@ -132,8 +132,8 @@ void attach_block_tracker(Runtime& runtime) {
       [rt](const pytorch_allocator::BlockEvent& event) {
         if (event.kind != pytorch_allocator::BlockEvent::Kind::returned_to_cache) return;
         if (!rt->session->registry().find_containing(event.address)) return;  // not deepum's memory
-        for (const core::AddressRange& range :
-             rt->discarder->discard_returned_block(static_cast<CUstream>(event.stream), event.address, event.bytes)) {
+        for (const core::AddressRange& range : rt->discarder->discard_returned_block(
+                 static_cast<CUstream>(event.stream), event.address, event.bytes)) {
           rt->pipeline->on_discarded({core::Hint::Kind::discard, now_ns(), range.address, range.bytes});
         }
       },
@@ -175,7 +175,8 @@ void worker_loop(Runtime& runtime) {
     const auto started = std::chrono::steady_clock::now();
     runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
     runtime.pipeline->record_step_time(static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count()));
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
+            .count()));
     pause_or_resume_kernel_records(runtime, now);
     lock.lock();
   }
@@ -202,9 +203,10 @@ void stop_tracing_at_exit() {
               std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches)) + " ns on average";
     }
     if (runtime->discarder) {
-      note += "; freed memory discarded: " + core::format_bytes(runtime->discarder->discarded_bytes()) + " (" +
-              std::to_string(runtime->discarder->skipped_capturing()) + " blocks skipped while capturing, " +
-              std::to_string(runtime->discarder->failures()) + " failures)";
+      note += "; freed memory discarded: " + core::format_bytes(runtime->discarder->discarded_bytes()) +
+              " (" + std::to_string(runtime->discarder->skipped_capturing()) +
+              " blocks skipped while capturing, " + std::to_string(runtime->discarder->failures()) +
+              " failures)";
     }
     if (runtime->markers) {
       note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
@@ -288,7 +290,8 @@ void start_once(core::Session& session) {
   // The prefetcher needs what only full tracing gives (kernel records, faults), and plans against
   // the limit deepum enforces.
   std::unique_ptr<core::HintPolicy> policy;
-  if (options.enforce_resident_limit && config.prefetch.enabled && config.tracing == config::TracingLevel::full) {
+  if (options.enforce_resident_limit && config.prefetch.enabled &&
+      config.tracing == config::TracingLevel::full) {
     prefetch::PolicyOptions policy_options;
     policy_options.planner.history_length = config.prefetch.history;
     policy_options.planner.rows = config.prefetch.rows;
@@ -310,8 +313,8 @@ void start_once(core::Session& session) {
   if (policy) {
     runtime->markers = std::make_unique<ProgressMarkers>();
     if (const std::string error = runtime->markers->create(); !error.empty()) {
-      core::logger().warn("no progress markers ({}): the prefetcher follows the GPU from CUPTI's records only",
-                          error);
+      core::logger().warn(
+          "no progress markers ({}): the prefetcher follows the GPU from CUPTI's records only", error);
       runtime->markers.reset();
     }
   }

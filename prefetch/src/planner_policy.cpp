@@ -27,8 +27,8 @@ template <typename Fn>
 void for_each_block(std::span<const AddressRange> ranges, Fn&& fn) {
   for (const AddressRange& range : ranges) {
     if (range.bytes == 0) continue;
-    for (BlockId block = core::block_of(range.address); block <= core::block_of(range.address + range.bytes - 1);
-         ++block) {
+    for (BlockId block = core::block_of(range.address);
+         block <= core::block_of(range.address + range.bytes - 1); ++block) {
       fn(block);
     }
   }
@@ -36,16 +36,17 @@ void for_each_block(std::span<const AddressRange> ranges, Fn&& fn) {
 
 }  // namespace
 
-PlannerPolicy::PlannerPolicy(const PolicyOptions& options) : options_(options), planner_([&] {
-  PrefetchOptions planner = options.planner;
-  if (options.adaptive_lookahead) {
-    planner.min_lookahead = std::min(planner.min_lookahead, planner.lookahead);
-    planner.max_lookahead = std::max(planner.max_lookahead, planner.lookahead);
-  } else {
-    planner.min_lookahead = planner.max_lookahead = planner.lookahead;
-  }
-  return planner;
-}()) {}
+PlannerPolicy::PlannerPolicy(const PolicyOptions& options)
+    : options_(options), planner_([&] {
+        PrefetchOptions planner = options.planner;
+        if (options.adaptive_lookahead) {
+          planner.min_lookahead = std::min(planner.min_lookahead, planner.lookahead);
+          planner.max_lookahead = std::max(planner.max_lookahead, planner.lookahead);
+        } else {
+          planner.min_lookahead = planner.max_lookahead = planner.lookahead;
+        }
+        return planner;
+      }()) {}
 
 void PlannerPolicy::judge(PrefetchOutcome outcome) {
   switch (outcome) {

@@ -40,13 +40,15 @@ SymbolLookup find_symbol(const std::string& path, std::string_view name) {
     if (section.sh_type != SHT_SYMTAB || section.sh_entsize != sizeof(Elf64_Sym)) continue;
     Elf64_Shdr strings{};
     if (!read_at(bytes, header.e_shoff + std::uint64_t{section.sh_link} * sizeof(Elf64_Shdr), strings)) break;
-    for (std::uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= section.sh_size; offset += sizeof(Elf64_Sym)) {
+    for (std::uint64_t offset = 0; offset + sizeof(Elf64_Sym) <= section.sh_size;
+         offset += sizeof(Elf64_Sym)) {
       Elf64_Sym symbol{};
       if (!read_at(bytes, section.sh_offset + offset, symbol)) break;
       const std::uint64_t at = strings.sh_offset + symbol.st_name;
       if (symbol.st_name >= strings.sh_size || at >= bytes.size()) continue;
       const char* text = bytes.data() + at;
-      const std::size_t room = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size() - at, strings.sh_size - symbol.st_name));
+      const std::size_t room = static_cast<std::size_t>(
+          std::min<std::uint64_t>(bytes.size() - at, strings.sh_size - symbol.st_name));
       if (strnlen(text, room) == name.size() && std::memcmp(text, name.data(), name.size()) == 0) {
         result.value = symbol.st_value;
         return result;

@@ -17,7 +17,8 @@ constexpr const char* kAllocatorSymbol = "_ZN3c104cuda20CUDACachingAllocator9all
 // NativeCachingAllocator::attachAllocatorTraceTracker(std::function<void(const
 // c10::CachingDeviceAllocator::TraceEntry&)>): a local symbol, in the library's .symtab only.
 constexpr const char* kAttachSymbol =
-    "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator27attachAllocatorTraceTrackerESt8functionIF"
+    "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator27attachAllocatorTraceTrackerESt8functi"
+    "onIF"
     "vRKNS_22CachingDeviceAllocator10TraceEntryEEE";
 // How far into the vtable the method is looked for (it sits at slot 44 in 2.10 and 2.11).
 constexpr std::size_t kVtableSlotsSearched = 128;
@@ -26,7 +27,8 @@ constexpr std::size_t kVtableSlotsSearched = 128;
 // Action action_ @0 (int), DeviceIndex device_ @4 (int8), size_t addr_ @8, shared_ptr context_
 // @16, void* stream_ @32, size_t size_ @40, MempoolId_t mempool_ @48 (two unsigned long long).
 struct TraceEntryLayout {
-  static constexpr std::size_t kAction = 0, kDevice = 4, kAddress = 8, kStream = 32, kSize = 40, kMempool = 48;
+  static constexpr std::size_t kAction = 0, kDevice = 4, kAddress = 8, kStream = 32, kSize = 40,
+                               kMempool = 48;
   static constexpr int kAlloc = 0, kFreeCompleted = 2;
 };
 
@@ -60,7 +62,8 @@ std::string read_torch_version(const std::string& library_path) {
 }  // namespace
 
 bool known_trace_entry_layout(const std::string& version) {
-  return version.rfind("2.10.", 0) == 0 || version.rfind("2.11.", 0) == 0 || version == "2.10" || version == "2.11";
+  return version.rfind("2.10.", 0) == 0 || version.rfind("2.11.", 0) == 0 || version == "2.10" ||
+         version == "2.11";
 }
 
 AttachResult attach_block_tracker(BlockEventHandler handler, void* (*lookup)(const char* name)) {
@@ -81,8 +84,7 @@ AttachResult attach_block_tracker(BlockEventHandler handler, void* (*lookup)(con
                     ": its allocator trace entries are read only for 2.10 and 2.11";
     return result;
   }
-  auto* allocator =
-      static_cast<std::atomic<void*>*>(allocator_variable)->load(std::memory_order_acquire);
+  auto* allocator = static_cast<std::atomic<void*>*>(allocator_variable)->load(std::memory_order_acquire);
   if (allocator == nullptr) {
     result.outcome = AttachResult::Outcome::not_ready;
     result.detail = "PyTorch " + version + " has not created its CUDA allocator yet";

@@ -11,12 +11,12 @@
 namespace deepum::test {
 
 struct RecordingExecutor : core::HintExecutor {
-  std::vector<core::AddressRange> evicted;     // synchronous (reactive) evictions
-  std::vector<core::HintPlan> plans;           // submitted plans
-  std::set<core::BlockId> gpu;                 // blocks the simulated GPU holds
+  std::vector<core::AddressRange> evicted;  // synchronous (reactive) evictions
+  std::vector<core::HintPlan> plans;        // submitted plans
+  std::set<core::BlockId> gpu;              // blocks the simulated GPU holds
   std::size_t peak_gpu_blocks = 0;
-  std::uint64_t evicting = 0;                  // what evictions_in_flight_bytes() answers
-  std::uint64_t prefetching = 0;               // what prefetches_in_flight_bytes() answers
+  std::uint64_t evicting = 0;     // what evictions_in_flight_bytes() answers
+  std::uint64_t prefetching = 0;  // what prefetches_in_flight_bytes() answers
 
   bool evict_to_host(std::span<const core::AddressRange> ranges) override {
     evicted.insert(evicted.end(), ranges.begin(), ranges.end());
@@ -30,7 +30,8 @@ struct RecordingExecutor : core::HintExecutor {
     for (const auto& range : plan.discard) drop(range);
     for (const auto& range : plan.evict) drop(range);
     for (const auto& range : plan.prefetch) {
-      for (core::BlockId b = core::block_of(range.address); b <= core::block_of(range.address + range.bytes - 1); ++b)
+      for (core::BlockId b = core::block_of(range.address);
+           b <= core::block_of(range.address + range.bytes - 1); ++b)
         gpu.insert(b);
     }
     peak_gpu_blocks = std::max(peak_gpu_blocks, gpu.size());
@@ -49,7 +50,8 @@ struct RecordingExecutor : core::HintExecutor {
  private:
   void drop(const core::AddressRange& range) {
     if (range.bytes == 0) return;
-    for (core::BlockId b = core::block_of(range.address); b <= core::block_of(range.address + range.bytes - 1); ++b)
+    for (core::BlockId b = core::block_of(range.address);
+         b <= core::block_of(range.address + range.bytes - 1); ++b)
       gpu.erase(b);
   }
 };

@@ -369,14 +369,17 @@ TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
       "enabled, alloc_limit, resident_limit, eviction_headroom, tracing, trace_file, cupti_library, "
       "trace_flush_ms, worker_interval_us, log_level, log_file, stats_file, summary, prefetch.enabled, "
-      "prefetch.lookahead, prefetch.adaptive_lookahead, prefetch.pre_evict, prefetch.discard, prefetch.history, "
+      "prefetch.lookahead, prefetch.adaptive_lookahead, prefetch.pre_evict, prefetch.discard, "
+      "prefetch.history, "
       "prefetch.rows, "
       "prefetch.ways, prefetch.successors";
-  check_failed(load_text(R"({"summary": true, "frobnicate": 1})"),
-               std::string("deepum: config /tmp/x.json: unknown key \"frobnicate\" (the keys are ") + kAllKeys + ")");
+  check_failed(
+      load_text(R"({"summary": true, "frobnicate": 1})"),
+      std::string("deepum: config /tmp/x.json: unknown key \"frobnicate\" (the keys are ") + kAllKeys + ")");
   // A section deepum does not have is an unknown key too.
-  check_failed(load_text(R"({"offload": {"lookahead": 32}})"),
-               std::string("deepum: config /tmp/x.json: unknown key \"offload\" (the keys are ") + kAllKeys + ")");
+  check_failed(
+      load_text(R"({"offload": {"lookahead": 32}})"),
+      std::string("deepum: config /tmp/x.json: unknown key \"offload\" (the keys are ") + kAllKeys + ")");
 }
 
 TEST_CASE("the prefetch section is read from the file and from DEEPUM_PREFETCH_* variables") {
@@ -386,10 +389,12 @@ TEST_CASE("the prefetch section is read from the file and from DEEPUM_PREFETCH_*
   CHECK_FALSE(load.config.prefetch.pre_evict);
   CHECK(load.config.prefetch.rows == 512);
   CHECK(load.config.prefetch.enabled);
-  check_failed(load_text(R"({"prefetch": {"lookahed": 64}})"),
-               R"(deepum: config /tmp/x.json: unknown key "prefetch.lookahed" (did you mean "prefetch.lookahead"?))");
-  check_failed(load_text(R"({"prefetch": {"lookahead": 0}})"),
-               R"(deepum: config /tmp/x.json: key "prefetch.lookahead": expected a whole number from 1 to 4096, got 0)");
+  check_failed(
+      load_text(R"({"prefetch": {"lookahed": 64}})"),
+      R"(deepum: config /tmp/x.json: unknown key "prefetch.lookahed" (did you mean "prefetch.lookahead"?))");
+  check_failed(
+      load_text(R"({"prefetch": {"lookahead": 0}})"),
+      R"(deepum: config /tmp/x.json: key "prefetch.lookahead": expected a whole number from 1 to 4096, got 0)");
 }
 
 TEST_CASE("a value of the wrong type names the key, the value and what was expected") {

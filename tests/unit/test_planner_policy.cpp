@@ -148,7 +148,8 @@ TEST_CASE("while evictions are still running no more are planned; once done, evi
   const std::size_t before = rig.executor.plans.size();
   rig.iteration();
   bool evicted = false;
-  for (std::size_t i = before; i < rig.executor.plans.size(); ++i) evicted = evicted || !rig.executor.plans[i].evict.empty();
+  for (std::size_t i = before; i < rig.executor.plans.size(); ++i)
+    evicted = evicted || !rig.executor.plans[i].evict.empty();
   CHECK(evicted);
 }
 

@@ -2,6 +2,7 @@
 // TraceEntry layout lives in this test binary, and attach_block_tracker must find its method
 // through this binary's own symbol table and vtable, hand it a tracker, and decode the entries.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -9,8 +10,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <unistd.h>
 
 #include "deepum/pytorch_allocator/elf_symbols.hpp"
 #include "deepum/pytorch_allocator/trace_tracker.hpp"
@@ -35,11 +34,13 @@ namespace cuda::CUDACachingAllocator {
 struct CUDAAllocator {
   virtual ~CUDAAllocator() = default;
   virtual void unrelated() {}
-  virtual void attachAllocatorTraceTracker(std::function<void(const CachingDeviceAllocator::TraceEntry&)>) = 0;
+  virtual void attachAllocatorTraceTracker(
+      std::function<void(const CachingDeviceAllocator::TraceEntry&)>) = 0;
 };
 namespace Native {
 struct NativeCachingAllocator final : CUDAAllocator {
-  void attachAllocatorTraceTracker(std::function<void(const CachingDeviceAllocator::TraceEntry&)> tracker) override;
+  void attachAllocatorTraceTracker(
+      std::function<void(const CachingDeviceAllocator::TraceEntry&)> tracker) override;
   std::function<void(const CachingDeviceAllocator::TraceEntry&)> tracker;
 };
 // Not inline, so the symbol the lookup searches for exists.
@@ -68,7 +69,8 @@ std::string this_binary() {
   return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : std::string();
 }
 
-// PyTorch keeps version.py one directory above its libraries; the stand-in's is next to the binary's directory.
+// PyTorch keeps version.py one directory above its libraries; the stand-in's is next to the binary's
+// directory.
 struct VersionFile {
   std::string path;
   explicit VersionFile(const std::string& version) {
@@ -82,8 +84,10 @@ struct VersionFile {
 }  // namespace
 
 TEST_CASE("find_symbol reads local symbols from .symtab and says why when it cannot") {
-  const SymbolLookup found = find_symbol(
-      this_binary(), "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator27attachAllocatorTraceTrackerESt8functionIFvRKNS_22CachingDeviceAllocator10TraceEntryEEE");
+  const SymbolLookup found =
+      find_symbol(this_binary(),
+                  "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator27attachAllocatorTraceTra"
+                  "ckerESt8functionIFvRKNS_22CachingDeviceAllocator10TraceEntryEEE");
   CHECK(found.value.has_value());
   CHECK(find_symbol(this_binary(), "no_such_symbol_anywhere").error.find("no symbol") != std::string::npos);
   CHECK(find_symbol("/nonexistent/lib.so", "x").error.find("cannot read") != std::string::npos);
@@ -116,8 +120,8 @@ TEST_CASE("the tracker is attached through the vtable and decodes alloc and free
   fake::Native::NativeCachingAllocator native;
   fake::allocator.store(&native);
   std::vector<BlockEvent> seen;
-  const AttachResult attached = attach_block_tracker([&](const BlockEvent& e) { seen.push_back(e); },
-                                                     lookup_in_this_binary);
+  const AttachResult attached =
+      attach_block_tracker([&](const BlockEvent& e) { seen.push_back(e); }, lookup_in_this_binary);
   INFO(attached.detail);
   REQUIRE(attached.outcome == AttachResult::Outcome::attached);
   REQUIRE(native.tracker);

@@ -212,7 +212,7 @@ TEST_CASE("faults while kernel records are paused are counted apart, prefetch fa
 
 TEST_CASE("clip_to_managed keeps the given order and merges only within one allocation") {
   ResidencyMap map;
-  map.on_range_allocated(kBase, 3 * kMiB);            // block 0 and half of block 1
+  map.on_range_allocated(kBase, 3 * kMiB);             // block 0 and half of block 1
   map.on_range_allocated(kBase + 4 * kMiB, 4 * kMiB);  // blocks 2..3
   const std::vector<AddressRange> wanted{{kBase + 4 * kMiB, 4 * kMiB}, {kBase, 4 * kMiB}};
   const auto clipped = map.clip_to_managed(wanted);

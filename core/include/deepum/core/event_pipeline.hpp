@@ -66,7 +66,6 @@ struct PipelineStats {
   Percentiles step_us;  // the worker's time in step(), hints included
 };
 
-
 // Counts of values in power-of-two buckets: percentiles to within a factor of two, in fixed memory.
 class Log2Histogram {
  public:
@@ -166,8 +165,8 @@ class EventPipeline {
     std::vector<BlockId> faulted;
   };
   std::unique_ptr<HintPolicy> policy_;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> progress_;  // (stream, correlation id)
-  std::deque<Completion> completions_;  // in arrival order
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> progress_;    // (stream, correlation id)
+  std::deque<Completion> completions_;                               // in arrival order
   std::unordered_map<std::uint64_t, std::size_t> completion_index_;  // correlation id -> sequence
   std::size_t completions_popped_ = 0;  // sequence number of completions_.front()
   Timestamp newest_fault_start_ = 0;

@@ -12,7 +12,7 @@ namespace deepum::prefetch {
 
 struct PolicyOptions {
   PrefetchOptions planner;
-  bool pre_evict = true;          // evict ahead to make room; false leaves it to the safety net
+  bool pre_evict = true;           // evict ahead to make room; false leaves it to the safety net
   bool adaptive_lookahead = true;  // false keeps planner.lookahead fixed
 };
 
@@ -22,7 +22,9 @@ class PlannerPolicy final : public core::HintPolicy {
 
   void on_launch(const core::KernelLaunch& launch) override { planner_.on_launch(launch); }
   void on_fault(BlockId block) override;
-  void on_kernel_executed(std::uint64_t correlation_id) override { planner_.on_kernel_executed(correlation_id); }
+  void on_kernel_executed(std::uint64_t correlation_id) override {
+    planner_.on_kernel_executed(correlation_id);
+  }
   void on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id) override {
     planner_.on_stream_progress(stream, correlation_id);
   }

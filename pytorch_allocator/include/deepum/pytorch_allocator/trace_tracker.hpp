@@ -29,9 +29,9 @@ using BlockEventHandler = std::function<void(const BlockEvent&)>;
 struct AttachResult {
   enum class Outcome : std::uint8_t {
     attached,
-    not_pytorch,   // no PyTorch CUDA allocator in this process
-    not_ready,     // PyTorch is there but its allocator is not created yet: try again later
-    unsupported,   // a PyTorch or allocator backend deepum cannot read safely
+    not_pytorch,  // no PyTorch CUDA allocator in this process
+    not_ready,    // PyTorch is there but its allocator is not created yet: try again later
+    unsupported,  // a PyTorch or allocator backend deepum cannot read safely
   };
   Outcome outcome = Outcome::not_pytorch;
   std::string detail;  // the version found, or what is missing
