@@ -229,8 +229,9 @@ void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecor
   plan.prefetch = residency_.clip_to_managed(plan.prefetch);
   if (plan.empty()) return;
   const bool ok = executor.submit(plan);
-  // Counted as done when queued: the next plan must not ask again, and a refused hint leaves the
-  // blocks where the migration records will say they are.
+  // Counted as done when submitted, so the next plan does not ask again. A hint the driver refuses
+  // (rare: logged once, counted) leaves the estimate wrong until the block's next fault or
+  // migration record.
   for (const AddressRange& range : plan.discard) residency_.on_evicted(range, now);
   for (const AddressRange& range : plan.evict) residency_.on_evicted(range, now);
   for (const AddressRange& range : plan.prefetch) residency_.on_prefetched(range, now);

@@ -130,6 +130,9 @@ void attach_block_tracker(Runtime& runtime) {
   Runtime* rt = &runtime;
   const pytorch_allocator::AttachResult result = pytorch_allocator::attach_block_tracker(
       [rt](const pytorch_allocator::BlockEvent& event) {
+        // The tracker stays in PyTorch's allocator for good: after exit (or in a forked child) it
+        // must do nothing, the driver may be gone.
+        if (rt->stopped.load(std::memory_order_acquire)) return;
         if (event.kind != pytorch_allocator::BlockEvent::Kind::returned_to_cache) return;
         if (!rt->session->registry().find_containing(event.address)) return;  // not deepum's memory
         for (const core::AddressRange& range : rt->discarder->discard_returned_block(
