@@ -13,7 +13,7 @@ set -e
 [[ $status -eq 0 ]] || { echo "FAIL: $1 exited with $status"; exit "$status"; }
 [[ -s "$stats" ]] || { echo "FAIL: deepum wrote no statistics file ($stats)"; exit 1; }
 python3 - "$stats" <<'PY'
-import json, sys
+import json, os, sys
 stats = json.load(open(sys.argv[1]))
 allocations = stats["managed_allocations"]
 print(f"deepum statistics: {allocations} managed allocations, calls: "
@@ -22,4 +22,10 @@ if allocations == 0:
     sys.exit("FAIL: deepum made no managed allocation, so the program was not intercepted")
 if stats["live_managed_bytes"] != 0:
     sys.exit(f"FAIL: {stats['live_managed_bytes']} managed bytes still live at exit; the program frees all")
+if os.environ.get("DEEPUM_EXPECT_PREFETCH") == "1":
+    prefetch = stats.get("tracing", {}).get("prefetch")
+    if not prefetch or prefetch["plans"] == 0:
+        sys.exit("FAIL: the prefetcher made no plan under the resident limit")
+    print(f"prefetcher: {prefetch['plans']} plans, {prefetch['prefetched_bytes']} bytes prefetched, "
+          f"{prefetch['pre_evicted_bytes']} pre-evicted")
 PY
