@@ -1,21 +1,11 @@
 #include "deepum/cuda/dead_memory_discarder.hpp"
 
 #include "deepum/core/log.hpp"
+#include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
-#include "deepum/cuda/real_function.hpp"
 
 namespace deepum::cuda {
-namespace {
-
-RealFunction<decltype(&::cuStreamCreate)> stream_create{"cuStreamCreate", Library::libcuda};
-RealFunction<decltype(&::cuEventCreate)> event_create{"cuEventCreate", Library::libcuda};
-RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Library::libcuda};
-RealFunction<decltype(&::cuStreamWaitEvent)> stream_wait_event{"cuStreamWaitEvent", Library::libcuda};
-RealFunction<decltype(&::cuStreamIsCapturing)> stream_is_capturing{"cuStreamIsCapturing", Library::libcuda};
-RealFunction<decltype(&::cuMemDiscardAndPrefetchBatchAsync)> discard_and_prefetch{
-    "cuMemDiscardAndPrefetchBatchAsync", Library::libcuda};
-
-}  // namespace
+using namespace driver;
 
 std::string DeadMemoryDiscarder::create() {
   if (stream_create.get() == nullptr || event_create.get() == nullptr || event_record.get() == nullptr ||

@@ -7,25 +7,10 @@
 #include <vector>
 
 #include "deepum/core/log.hpp"
-#include "deepum/cuda/real_function.hpp"
+#include "deepum/cuda/driver_functions.hpp"
 
 namespace deepum::cuda {
-namespace {
-
-RealFunction<decltype(&::cuCtxSetCurrent)> ctx_set_current{"cuCtxSetCurrent", Library::libcuda};
-RealFunction<decltype(&::cuCtxGetCurrent)> ctx_get_current{"cuCtxGetCurrent", Library::libcuda};
-RealFunction<decltype(&::cuCtxGetDevice)> ctx_get_device{"cuCtxGetDevice", Library::libcuda};
-RealFunction<decltype(&::cuStreamCreate)> stream_create{"cuStreamCreate", Library::libcuda};
-RealFunction<decltype(&::cuStreamDestroy_v2)> stream_destroy{"cuStreamDestroy_v2", Library::libcuda};
-RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize", Library::libcuda};
-RealFunction<decltype(&::cuMemPrefetchAsync_v2)> prefetch_async{"cuMemPrefetchAsync_v2", Library::libcuda};
-RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetchBatchAsync",
-                                                                  Library::libcuda};
-RealFunction<decltype(&::cuMemDiscardBatchAsync)> discard_batch{"cuMemDiscardBatchAsync", Library::libcuda};
-RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
-RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
-
-}  // namespace
+using namespace driver;
 
 std::string describe(const char* what, CUresult result) {
   const char* name = nullptr;

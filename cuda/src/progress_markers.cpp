@@ -2,16 +2,13 @@
 
 #include <algorithm>
 
+#include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
-#include "deepum/cuda/real_function.hpp"
 
 namespace deepum::cuda {
-namespace {
+using namespace driver;
 
-RealFunction<decltype(&::cuEventCreate)> event_create{"cuEventCreate", Library::libcuda};
-RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Library::libcuda};
-RealFunction<decltype(&::cuEventQuery)> event_query{"cuEventQuery", Library::libcuda};
-RealFunction<decltype(&::cuStreamIsCapturing)> stream_is_capturing{"cuStreamIsCapturing", Library::libcuda};
+namespace {
 
 thread_local std::uint32_t t_launches_since_marker = 0;
 

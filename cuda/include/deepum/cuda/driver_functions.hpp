@@ -1,0 +1,34 @@
+// The CUDA driver functions deepum itself calls (never through its own interposers), resolved
+// lazily from libcuda, one definition each for the whole library.
+#pragma once
+
+#include <cuda.h>
+
+#include "deepum/cuda/real_function.hpp"
+
+namespace deepum::cuda::driver {
+
+inline RealFunction<decltype(&::cuCtxGetCurrent)> ctx_get_current{"cuCtxGetCurrent", Library::libcuda};
+inline RealFunction<decltype(&::cuCtxGetDevice)> ctx_get_device{"cuCtxGetDevice", Library::libcuda};
+inline RealFunction<decltype(&::cuCtxSetCurrent)> ctx_set_current{"cuCtxSetCurrent", Library::libcuda};
+inline RealFunction<decltype(&::cuMemDiscardAndPrefetchBatchAsync)> discard_and_prefetch{
+    "cuMemDiscardAndPrefetchBatchAsync", Library::libcuda};
+inline RealFunction<decltype(&::cuMemDiscardBatchAsync)> discard_batch{"cuMemDiscardBatchAsync",
+                                                                       Library::libcuda};
+inline RealFunction<decltype(&::cuEventCreate)> event_create{"cuEventCreate", Library::libcuda};
+inline RealFunction<decltype(&::cuEventQuery)> event_query{"cuEventQuery", Library::libcuda};
+inline RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Library::libcuda};
+inline RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
+inline RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
+inline RealFunction<decltype(&::cuMemPrefetchAsync_v2)> prefetch_async{"cuMemPrefetchAsync_v2",
+                                                                       Library::libcuda};
+inline RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetchBatchAsync",
+                                                                         Library::libcuda};
+inline RealFunction<decltype(&::cuStreamCreate)> stream_create{"cuStreamCreate", Library::libcuda};
+inline RealFunction<decltype(&::cuStreamIsCapturing)> stream_is_capturing{"cuStreamIsCapturing",
+                                                                          Library::libcuda};
+inline RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize",
+                                                                         Library::libcuda};
+inline RealFunction<decltype(&::cuStreamWaitEvent)> stream_wait_event{"cuStreamWaitEvent", Library::libcuda};
+
+}  // namespace deepum::cuda::driver
