@@ -81,6 +81,9 @@ struct Runtime {
   std::atomic<bool> stopped{false};
   std::chrono::microseconds interval{1000};
   core::Timestamp paused_at = 0;  // worker only
+  // How often and how long kernel records were paused (worker; read at exit after the join).
+  std::uint64_t pauses = 0;
+  core::Timestamp paused_ns = 0;
 };
 
 // Leaked on purpose, like the session: exit handlers and late hooks may still reach it.
@@ -111,9 +114,11 @@ void pause_or_resume_kernel_records(Runtime& runtime, core::Timestamp now) {
     runtime.tracer->set_kernel_records_paused(true);
     runtime.pipeline->set_kernel_records_paused(runtime.tracer->kernel_records_paused());
     runtime.paused_at = now;
+    if (runtime.tracer->kernel_records_paused()) ++runtime.pauses;
   } else if (paused && last_fault > runtime.paused_at) {
     runtime.tracer->set_kernel_records_paused(false);
     runtime.pipeline->set_kernel_records_paused(runtime.tracer->kernel_records_paused());
+    runtime.paused_ns += now - runtime.paused_at;
   }
 }
 
@@ -204,6 +209,12 @@ void stop_tracing_at_exit() {
     if (stats.callback_ns != 0 && stats.launches != 0) {
       note += "; launch callback " +
               std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches)) + " ns on average";
+    }
+    if (runtime->pauses != 0) {
+      core::Timestamp paused_ns = runtime->paused_ns;
+      if (runtime->tracer->kernel_records_paused()) paused_ns += now_ns() - runtime->paused_at;
+      note += "; kernel records paused " + std::to_string(runtime->pauses) + " times, " +
+              std::to_string(paused_ns / 1'000'000) + " ms in all (no faults to attribute)";
     }
     if (runtime->discarder) {
       note += "; freed memory discarded: " + core::format_bytes(runtime->discarder->discarded_bytes()) +
