@@ -91,6 +91,8 @@ def main(argv: list[str]) -> int:
         pf = t.get("prefetch")
         prefetched = (f"{pf['prefetched_bytes'] / GIB:.1f} ({pf['timely']}/{pf['late']}/{pf['wasted']}), "
                       f"lookahead {pf['lookahead']}" if pf else "-")
+        if pf and "faults_in_window" in pf:
+            prefetched += f"; fault records predicted/not {pf['faults_in_window']}/{pf['faults_outside_window']}"
         rows_cells = [
             e["name"], f"{ms:.1f}", f"{ms / native_ms:.2f}", f"{ms / floor_ms:.2f} (floor {floor_ms:.0f} ms)",
             speedup, losses_equal(native, run), f"{faults}{fault_share}",

@@ -191,6 +191,8 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
     stats_.prefetch.wasted = learned.wasted;
     stats_.prefetch.lookahead = learned.lookahead;
     stats_.prefetch.resets = learned.resets;
+    stats_.prefetch.faults_in_window = learned.faults_in_window;
+    stats_.prefetch.faults_outside_window = learned.faults_outside_window;
   }
 }
 

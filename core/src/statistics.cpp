@@ -127,6 +127,8 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
     append_line(out, "  prefetched blocks: {} timely, {} late, {} evicted unused; lookahead {} kernels{}",
                 p.timely, p.late, p.wasted, p.lookahead,
                 p.resets ? fmt::format(", learned state reset {} times", p.resets) : std::string());
+    append_line(out, "  fault records on blocks the plan predicted: {}; on blocks it did not: {}",
+                p.faults_in_window, p.faults_outside_window);
   }
   return out;
 }
@@ -203,6 +205,8 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
           {"wasted", p.wasted},
           {"lookahead", p.lookahead},
           {"resets", p.resets},
+          {"faults_in_window", p.faults_in_window},
+          {"faults_outside_window", p.faults_outside_window},
       };
     }
   }

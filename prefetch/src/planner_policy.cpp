@@ -64,6 +64,7 @@ void PlannerPolicy::judge(PrefetchOutcome outcome) {
 }
 
 void PlannerPolicy::on_fault(BlockId block) {
+  ++(planner_.in_last_window(block) ? stats_.faults_in_window : stats_.faults_outside_window);
   if (unjudged_.erase(block) != 0) judge(PrefetchOutcome::late);
   planner_.on_fault(block);
 }

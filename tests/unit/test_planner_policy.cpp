@@ -129,6 +129,10 @@ TEST_CASE("at 2x oversubscription the prefetcher removes the loop's faults and k
   CHECK(stats.prefetch.prefetched_bytes > 0);
   CHECK(stats.prefetch.pre_evicted_bytes > 0);
   CHECK(stats.prefetch.timely > stats.prefetch.late);
+  // Every fault is counted once, as predicted-but-late or as unpredicted; while learning, most
+  // are unpredicted.
+  CHECK(stats.prefetch.faults_in_window + stats.prefetch.faults_outside_window == stats.fault_records);
+  CHECK(stats.prefetch.faults_outside_window > stats.prefetch.faults_in_window);
   CHECK_FALSE(reactive.pipeline.stats().prefetching);
 }
 

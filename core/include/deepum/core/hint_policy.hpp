@@ -21,6 +21,9 @@ struct PrefetchStats {
   // Prefetched blocks, judged: there before their kernel, faulted before they arrived, or evicted
   // unused.
   std::uint64_t timely = 0, late = 0, wasted = 0;
+  // Fault records on blocks the last plan's window held (predicted, yet not there in time) and on
+  // blocks it did not (not predicted): what is left to win by timing, and by prediction.
+  std::uint64_t faults_in_window = 0, faults_outside_window = 0;
   std::uint64_t lookahead = 0;  // kernels planned ahead, at the end
   std::uint64_t resets = 0;     // times the learned state outgrew its bounds and was forgotten
 };
