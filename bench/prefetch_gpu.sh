@@ -5,12 +5,15 @@
 #             footprint), then at 2x and 3x oversubscription (resident limit at footprint/2, /3):
 #             reactive eviction only vs the prefetcher (and at 2x the prefetcher with discard)
 #             SWEEP="128 2048" adds runs at 2x with those lookaheads
+#   trace     GPT-2 124M at 2x with the prefetcher, 4 steps, traced (PREFIX.dtrace and
+#             PREFIX.perfetto.json with deepum's hints, faults and residency), for reading in
+#             ui.perfetto.dev or replaying in deepum-sim
 #   ablation  at 2x: prediction only (no pre-eviction), + pre-eviction, and the lookahead sweep
 #             (fixed 8, 32, 128, 512, and adaptive)
 # Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
 # run; GPT-2 124M at batch 8 needs ~11 GiB.
 set -uo pipefail
-phase=${1:?usage: prefetch_gpu.sh main|ablation}
+phase=${1:?usage: prefetch_gpu.sh main|trace|ablation}
 source "$(dirname "$0")/common.sh"
 
 g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps "${STEPS:-8}" --warmup-steps "${WARMUP:-3}")
@@ -49,6 +52,14 @@ main)
       deepum "gpt2_lookahead-${lookahead}_x2" "${g[@]}" --json "$out/gpt2_lookahead-${lookahead}_x2.json"
     runs+=("$out/gpt2_lookahead-${lookahead}_x2")
   done
+  ;;
+trace)
+  native_and_bandwidth
+  DEEPUM_RESIDENT_LIMIT=$(limit_at 2) DEEPUM_TRACE_FILE="$out/gpt2_deepum_x2_trace" \
+    deepum gpt2_traced_x2 python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 4 --warmup-steps 2 \
+    --json "$out/gpt2_traced_x2.json"
+  "$root/build-gpu/bin/deepum" trace summary "$out/gpt2_deepum_x2_trace.dtrace" 2>&1 | tee "$out/trace_summary.md"
+  runs+=("$out/gpt2_traced_x2")
   ;;
 ablation)
   native_and_bandwidth
