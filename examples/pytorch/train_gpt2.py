@@ -10,11 +10,21 @@ Examples:
     LD_PRELOAD=/path/to/libdeepum.so python3 train_gpt2.py --json deepum.json
     python3 train_gpt2.py --preset gpt2-1.5b --footprint-only
     python3 train_gpt2.py --preset tiny --device cpu --steps 6
+
+Baselines a user would write by hand at a given GPU memory (no deepum):
+    python3 train_gpt2.py --memory-fraction 0.05 --offload save_on_cpu
+    python3 train_gpt2.py --memory-fraction 0.05 --offload fsdp2_cpu
+--memory-fraction caps PyTorch's caching allocator (torch.cuda.set_per_process_memory_fraction);
+--offload save_on_cpu keeps saved activations in pinned host memory
+(torch.autograd.graph.save_on_cpu); fsdp2_cpu shards the model with FSDP2 (fully_shard,
+CPUOffloadPolicy) in a one-process group, so parameters, gradients and the optimizer live on the
+host; fsdp2_cpu_save_on_cpu does both.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -46,6 +56,8 @@ DEFAULTS: dict[str, int] = {
 }
 
 FOOTPRINT_STEPS = 2
+
+OFFLOAD_MODES = ("none", "save_on_cpu", "fsdp2_cpu", "fsdp2_cpu_save_on_cpu")
 
 
 # --------------------------------------------------------------------------
@@ -211,6 +223,59 @@ def make_optimizer(model: nn.Module, lr: float) -> torch.optim.Optimizer:
     return torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.95), eps=1e-8)
 
 
+def apply_memory_fraction(fraction: float | None, device: torch.device) -> int | None:
+    """Caps PyTorch's caching allocator at fraction x the device's memory; returns the cap in bytes."""
+    if fraction is None:
+        return None
+    if device.type != "cuda":
+        print(f"warning: --memory-fraction {fraction} ignored on device {device}", file=sys.stderr)
+        return None
+    torch.cuda.set_per_process_memory_fraction(fraction, device)
+    cap = int(fraction * torch.cuda.get_device_properties(device).total_memory)
+    print(f"memory cap: fraction {fraction} = {cap} bytes ({cap / 2**30:.3f} GiB)", flush=True)
+    return cap
+
+
+def init_single_process_group(device: torch.device) -> None:
+    """A process group of one (world size 1) for FSDP2, from environment variables, in-process."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        return
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    if "MASTER_PORT" not in os.environ:
+        with socket.socket() as s:  # a free port, so that concurrent runs do not collide
+            s.bind(("127.0.0.1", 0))
+            os.environ["MASTER_PORT"] = str(s.getsockname()[1])
+    os.environ.setdefault("RANK", "0")
+    os.environ.setdefault("WORLD_SIZE", "1")
+    os.environ.setdefault("LOCAL_RANK", "0")
+    backend = "cpu:gloo,cuda:nccl" if device.type == "cuda" else "gloo"
+    kwargs = {"device_id": device} if device.type == "cuda" else {}
+    dist.init_process_group(backend=backend, init_method="env://", **kwargs)
+
+
+def shard_fsdp2_cpu(model: "GPT", device: torch.device) -> nn.Module:
+    """FSDP2 with CPU offload on one device: each block, then the root (embeddings, tied head)."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import CPUOffloadPolicy, fully_shard
+
+    init_single_process_group(device)
+    mesh = init_device_mesh(device.type, (1,))
+    policy = CPUOffloadPolicy(pin_memory=device.type == "cuda")
+    for block in model.h:
+        fully_shard(block, mesh=mesh, offload_policy=policy)
+    fully_shard(model, mesh=mesh, offload_policy=policy)
+    return model
+
+
+def offload_context(offload: str, device: torch.device) -> contextlib.AbstractContextManager:
+    """save_on_cpu around the forward pass for the modes that offload activations."""
+    if offload.endswith("save_on_cpu"):
+        return torch.autograd.graph.save_on_cpu(pin_memory=device.type == "cuda")
+    return contextlib.nullcontext()
+
+
 def resolve_shapes(args: argparse.Namespace) -> None:
     """Fill unset shape flags from the preset, then from the defaults."""
     preset = PRESETS.get(args.preset, {}) if args.preset else {}
@@ -256,6 +321,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=True,
                    help="deterministic algorithms, no TF32, CUBLAS_WORKSPACE_CONFIG=:4096:8 "
                         "(default on)")
+    p.add_argument("--offload", choices=OFFLOAD_MODES, default="none",
+                   help="hand-written offloading baseline: save_on_cpu (activations to pinned host "
+                        "memory), fsdp2_cpu (FSDP2 fully_shard with CPUOffloadPolicy, world size 1), "
+                        "or both (default %(default)s)")
+    p.add_argument("--memory-fraction", type=float, metavar="F",
+                   help="torch.cuda.set_per_process_memory_fraction(F) before the model is built")
     p.add_argument("--json", metavar="PATH", help="write results as JSON to PATH")
     p.add_argument("--footprint-only", action="store_true",
                    help=f"run {FOOTPRINT_STEPS} steps and print 'footprint_bytes N' "
@@ -270,6 +341,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             p.error(f"--{key.replace('_', '-')} must be positive")
     if args.warmup_steps < 0:
         p.error("--warmup-steps must be >= 0")
+    if args.memory_fraction is not None and not 0 < args.memory_fraction <= 1:
+        p.error("--memory-fraction must be in (0, 1]")
     return args
 
 
@@ -303,17 +376,24 @@ def main(argv: list[str] | None = None) -> int:
     print(f"config preset={args.preset} n_layer={args.n_layer} n_head={args.n_head} "
           f"n_embd={args.n_embd} seq_len={args.seq_len} vocab={args.vocab} batch={args.batch} "
           f"steps={args.steps} dtype={args.dtype} attention={args.attention} "
-          f"deterministic={args.deterministic}")
+          f"deterministic={args.deterministic}"
+          + (f" offload={args.offload}" if args.offload != "none" else "")
+          + (f" memory_fraction={args.memory_fraction}" if args.memory_fraction is not None else ""))
     print(f"device {device_name} torch {torch.__version__} "
           f"deepum_ld_preload={deepum['ld_preload']} deepum_mapped={deepum['mapped']}",
           flush=True)
+
+    memory_cap = apply_memory_fraction(args.memory_fraction, device)
 
     # Built on CPU so the initial weights are the same whatever the device.
     torch.manual_seed(args.seed)
     model = GPT(args.vocab, args.seq_len, args.n_layer, args.n_head, args.n_embd,
                 args.attention)
     n_params = sum(p.numel() for p in model.parameters())
-    model.to(device)
+    if args.offload.startswith("fsdp2_cpu"):
+        model = shard_fsdp2_cpu(model, device)  # parameters stay on the host; no model.to(device)
+    else:
+        model.to(device)
     model.train()
     optimizer = make_optimizer(model, args.lr)
     use_bf16 = args.dtype == "bf16"
@@ -328,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
             sync(device)
             t0 = time.perf_counter()
             optimizer.zero_grad(set_to_none=True)
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16), \
+                    offload_context(args.offload, device):
                 loss = model(x, y)
             loss.backward()
             optimizer.step()
@@ -384,11 +465,19 @@ def main(argv: list[str] | None = None) -> int:
             "timestamp": datetime.now(timezone.utc).isoformat(),
             "hostname": socket.gethostname(),
         }
+        if args.offload != "none" or memory_cap is not None:
+            result["offload"] = args.offload
+            result["memory_cap_bytes"] = memory_cap
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=2)
             f.write("\n")
         print(f"wrote {args.json}")
 
+    if args.offload.startswith("fsdp2_cpu"):
+        import torch.distributed as dist
+
+        if dist.is_initialized():
+            dist.destroy_process_group()
     return 0 if error is None else 1
 
 

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""BERT-style encoder training benchmark (masked-LM-like loss on seeded random tokens).
+
+A plain-PyTorch bidirectional transformer encoder (post-LayerNorm, as in BERT) with a tied
+masked-LM head. Step i masks 15% of its random tokens (from seed+i, on the CPU) and the loss is
+the cross-entropy at the masked positions only. Same command-line conventions, printed lines and
+--json fields as train_gpt2.py (whose helpers it reuses), so bench/compare_runs.py and the suite
+read its runs too.
+
+    python3 train_bert.py --preset bert-base --batch 32 --steps 30 --json native.json
+    LD_PRELOAD=/path/to/libdeepum.so python3 train_bert.py --preset bert-large --json deepum.json
+    python3 train_bert.py --preset tiny --device cpu --steps 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+from datetime import datetime, timezone
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_gpt2 import (MLP, FOOTPRINT_STEPS, configure_determinism, deepum_status,  # noqa: E402
+                        make_optimizer, sync)
+
+PRESETS: dict[str, dict[str, int]] = {
+    "bert-base": {"n_layer": 12, "n_head": 12, "n_embd": 768},
+    "bert-large": {"n_layer": 24, "n_head": 16, "n_embd": 1024},
+    "tiny": {"n_layer": 2, "n_head": 2, "n_embd": 64, "seq_len": 64, "vocab": 512},
+}
+
+DEFAULTS: dict[str, int] = {
+    "n_layer": 12,
+    "n_head": 12,
+    "n_embd": 768,
+    "seq_len": 512,
+    "vocab": 30522,
+}
+
+MASK_FRACTION = 0.15
+IGNORE = -100
+
+
+# --------------------------------------------------------------------------
+# Model
+# --------------------------------------------------------------------------
+
+
+class SelfAttention(nn.Module):
+    """Bidirectional multi-head self-attention (no mask: every sequence is full length)."""
+
+    def __init__(self, n_embd: int, n_head: int) -> None:
+        super().__init__()
+        if n_embd % n_head != 0:
+            raise ValueError(f"n_embd ({n_embd}) must be divisible by n_head ({n_head})")
+        self.n_head = n_head
+        self.n_embd = n_embd
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        hs = c // self.n_head
+        q, k, v = (z.view(b, t, self.n_head, hs).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+
+class EncoderLayer(nn.Module):
+    """BERT's layer: post-LayerNorm residuals around attention and the MLP."""
+
+    def __init__(self, n_embd: int, n_head: int) -> None:
+        super().__init__()
+        self.attn = SelfAttention(n_embd, n_head)
+        self.ln_1 = nn.LayerNorm(n_embd)
+        self.mlp = MLP(n_embd)
+        self.ln_2 = nn.LayerNorm(n_embd)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.ln_1(x + self.attn(x))
+        return self.ln_2(x + self.mlp(x))
+
+
+class Bert(nn.Module):
+    def __init__(self, vocab: int, seq_len: int, n_layer: int, n_head: int, n_embd: int) -> None:
+        super().__init__()
+        self.seq_len = seq_len
+        self.wte = nn.Embedding(vocab, n_embd)
+        self.wpe = nn.Embedding(seq_len, n_embd)
+        self.ln_emb = nn.LayerNorm(n_embd)
+        self.h = nn.ModuleList(EncoderLayer(n_embd, n_head) for _ in range(n_layer))
+        # Masked-LM head: transform, then the decoder tied to the token embedding.
+        self.head_dense = nn.Linear(n_embd, n_embd)
+        self.head_ln = nn.LayerNorm(n_embd)
+        self.decoder = nn.Linear(n_embd, vocab)
+        self.decoder.weight = self.wte.weight
+
+        # BERT initialisation: normal(0, 0.02), zero biases, unit LayerNorms.
+        for name, p in self.named_parameters():
+            if p.dim() >= 2:
+                nn.init.normal_(p, mean=0.0, std=0.02)
+            elif name.endswith(".bias"):
+                nn.init.zeros_(p)
+        for m in self.modules():
+            if isinstance(m, nn.LayerNorm):
+                nn.init.ones_(m.weight)
+                nn.init.zeros_(m.bias)
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        _, t = idx.shape
+        if t > self.seq_len:
+            raise ValueError(f"sequence length {t} exceeds model seq_len {self.seq_len}")
+        pos = torch.arange(t, device=idx.device)
+        x = self.ln_emb(self.wte(idx) + self.wpe(pos))
+        for layer in self.h:
+            x = layer(x)
+        logits = self.decoder(self.head_ln(F.gelu(self.head_dense(x), approximate="tanh")))
+        # Loss in fp32 even under bf16 autocast; only the masked positions count.
+        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.reshape(-1),
+                               ignore_index=IGNORE)
+
+
+# --------------------------------------------------------------------------
+# Data and arguments
+# --------------------------------------------------------------------------
+
+
+def make_batch(step: int, seed: int, batch: int, seq_len: int, vocab: int,
+               device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random tokens with MASK_FRACTION of them replaced by the mask token (the last id); the
+    targets are the original tokens there and IGNORE elsewhere. On the CPU from seed+step."""
+    g = torch.Generator(device="cpu")
+    g.manual_seed(seed + step)
+    mask_id = vocab - 1
+    tokens = torch.randint(0, vocab - 1, (batch, seq_len), generator=g, dtype=torch.long)
+    masked = torch.rand(batch, seq_len, generator=g) < MASK_FRACTION
+    masked[:, 0] = True  # at least one masked position per sequence, so the loss is defined
+    inputs = tokens.masked_fill(masked, mask_id)
+    targets = tokens.masked_fill(~masked, IGNORE)
+    return inputs.to(device), targets.to(device)
+
+
+def resolve_shapes(args: argparse.Namespace) -> None:
+    """Fill unset shape flags from the preset, then from the defaults."""
+    preset = PRESETS.get(args.preset, {}) if args.preset else {}
+    for key, default in DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, preset.get(key, default))
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description="Train a BERT-style encoder with a masked-LM-like loss on seeded random tokens "
+                    "and report per-step losses, step times and peak memory.",
+    )
+    p.add_argument("--preset", choices=sorted(PRESETS),
+                   help="model shape preset; explicit --n-layer/--n-head/--n-embd/"
+                        "--seq-len/--vocab override it")
+    p.add_argument("--n-layer", type=int, help=f"encoder layers (default {DEFAULTS['n_layer']})")
+    p.add_argument("--n-head", type=int, help=f"attention heads (default {DEFAULTS['n_head']})")
+    p.add_argument("--n-embd", type=int, help=f"hidden width (default {DEFAULTS['n_embd']})")
+    p.add_argument("--seq-len", type=int, help=f"sequence length (default {DEFAULTS['seq_len']})")
+    p.add_argument("--vocab", type=int, help=f"vocabulary size (default {DEFAULTS['vocab']})")
+    p.add_argument("--batch", type=int, default=16, help="sequences per step (default %(default)s)")
+    p.add_argument("--steps", type=int, default=30, help="training steps (default %(default)s)")
+    p.add_argument("--warmup-steps", type=int, default=5,
+                   help="initial steps excluded from the median step time (default %(default)s)")
+    p.add_argument("--seed", type=int, default=1234,
+                   help="seed for the weights; step i's batch uses seed+i (default %(default)s)")
+    p.add_argument("--lr", type=float, default=1e-4, help="AdamW learning rate (default %(default)s)")
+    p.add_argument("--device", default="cuda",
+                   help="torch device, e.g. cuda, cuda:1, cpu (default %(default)s)")
+    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32",
+                   help="fp32 (needed for loss comparisons) or bf16 autocast (default %(default)s)")
+    p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=True,
+                   help="deterministic algorithms, no TF32, CUBLAS_WORKSPACE_CONFIG=:4096:8 "
+                        "(default on)")
+    p.add_argument("--json", metavar="PATH", help="write results as JSON to PATH")
+    p.add_argument("--footprint-only", action="store_true",
+                   help=f"run {FOOTPRINT_STEPS} steps and print 'footprint_bytes N' "
+                        "(peak reserved bytes)")
+    args = p.parse_args(argv)
+    resolve_shapes(args)
+    if args.footprint_only:
+        args.steps = FOOTPRINT_STEPS
+        args.warmup_steps = 0
+    for key in ("n_layer", "n_head", "n_embd", "seq_len", "vocab", "batch", "steps"):
+        if getattr(args, key) <= 0:
+            p.error(f"--{key.replace('_', '-')} must be positive")
+    if args.vocab < 2:
+        p.error("--vocab must be at least 2 (the last id is the mask token)")
+    if args.warmup_steps < 0:
+        p.error("--warmup-steps must be >= 0")
+    return args
+
+
+# --------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("error: --device cuda requested but no CUDA device is available "
+              "(use --device cpu for a CPU smoke test)", file=sys.stderr)
+        return 2
+
+    # Must precede any CUDA work (see configure_determinism).
+    if args.deterministic:
+        configure_determinism(device)
+
+    deepum = deepum_status()
+    is_cuda = device.type == "cuda"
+    if is_cuda:
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        torch.cuda.set_device(device)
+        device_name = torch.cuda.get_device_name(device)
+    else:
+        device_name = device.type
+
+    print(f"config model=bert preset={args.preset} n_layer={args.n_layer} n_head={args.n_head} "
+          f"n_embd={args.n_embd} seq_len={args.seq_len} vocab={args.vocab} batch={args.batch} "
+          f"steps={args.steps} dtype={args.dtype} deterministic={args.deterministic}")
+    print(f"device {device_name} torch {torch.__version__} "
+          f"deepum_ld_preload={deepum['ld_preload']} deepum_mapped={deepum['mapped']}",
+          flush=True)
+
+    # Built on CPU so the initial weights are the same whatever the device.
+    torch.manual_seed(args.seed)
+    model = Bert(args.vocab, args.seq_len, args.n_layer, args.n_head, args.n_embd)
+    n_params = sum(p.numel() for p in model.parameters())
+    model.to(device)
+    model.train()
+    optimizer = make_optimizer(model, args.lr)
+    use_bf16 = args.dtype == "bf16"
+
+    losses: list[float] = []
+    times_ms: list[float] = []
+    error: str | None = None
+    for step in range(args.steps):
+        try:
+            # Host-to-device batch copy is outside the timed region.
+            x, y = make_batch(step, args.seed, args.batch, args.seq_len, args.vocab, device)
+            sync(device)
+            t0 = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                loss = model(x, y)
+            loss.backward()
+            optimizer.step()
+            sync(device)
+            t1 = time.perf_counter()
+        except torch.OutOfMemoryError as exc:
+            error = f"out of memory at step {step}: {str(exc).splitlines()[0]}"
+            print(f"error: {error}", file=sys.stderr, flush=True)
+            break
+        loss_value = loss.item()
+        step_ms = (t1 - t0) * 1000.0
+        losses.append(loss_value)
+        times_ms.append(step_ms)
+        print(f"step {step} loss {loss_value!r} time_ms {step_ms:.3f}", flush=True)
+
+    first_timed = args.warmup_steps
+    if first_timed >= len(times_ms):
+        print("warning: no steps after warmup; median uses all steps", file=sys.stderr)
+        first_timed = 0
+    timed = times_ms[first_timed:]
+    median_ms = statistics.median(timed) if timed else float("nan")
+    tokens_per_s = args.batch * args.seq_len / (median_ms / 1000.0) if timed else float("nan")
+    peak_alloc = torch.cuda.max_memory_allocated(device) if is_cuda else 0
+    peak_reserved = torch.cuda.max_memory_reserved(device) if is_cuda else 0
+
+    print(f"summary median_step_ms {median_ms:.3f} (steps {first_timed}..{len(times_ms) - 1})")
+    print(f"summary tokens_per_s {tokens_per_s:.1f}")
+    print(f"summary peak_allocated_bytes {peak_alloc} ({peak_alloc / 2**30:.3f} GiB)")
+    print(f"summary peak_reserved_bytes {peak_reserved} ({peak_reserved / 2**30:.3f} GiB)")
+    print(f"summary n_params {n_params}")
+    print(f"summary deepum_ld_preload {deepum['ld_preload']} deepum_mapped {deepum['mapped']}")
+    if args.footprint_only:
+        print(f"footprint_bytes {peak_reserved}")
+
+    if args.json:
+        result = {
+            "args": vars(args),
+            "workload": "bert",
+            "completed": error is None,
+            "error": error,
+            "losses": losses,
+            "step_times_ms": times_ms,
+            "median_step_ms": median_ms if timed else None,
+            "tokens_per_s": tokens_per_s if timed else None,
+            "peak_allocated_bytes": peak_alloc,
+            "peak_reserved_bytes": peak_reserved,
+            "n_params": n_params,
+            "device": device_name,
+            "torch_version": torch.__version__,
+            "torch_cuda_version": torch.version.cuda,
+            "deepum_loaded": deepum["mapped"],
+            "deepum_ld_preload": deepum["ld_preload"],
+            "deepum_mapped": deepum["mapped"],
+            "timestamp": datetime.now(timezone.utc).isoformat(),
+            "hostname": socket.gethostname(),
+        }
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+        print(f"wrote {args.json}")
+
+    return 0 if error is None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
