@@ -15,21 +15,16 @@ read its runs too.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import socket
-import statistics
 import sys
-import time
-from datetime import datetime, timezone
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_gpt2 import (MLP, FOOTPRINT_STEPS, configure_determinism, deepum_status,  # noqa: E402
-                        make_optimizer, sync)
+from train_gpt2 import (MLP, FOOTPRINT_STEPS, RunSetup, make_optimizer, report,  # noqa: E402
+                        train_steps)
 
 PRESETS: dict[str, dict[str, int]] = {
     "bert-base": {"n_layer": 12, "n_head": 12, "n_embd": 768},
@@ -210,25 +205,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    device = torch.device(args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        print("error: --device cuda requested but no CUDA device is available "
-              "(use --device cpu for a CPU smoke test)", file=sys.stderr)
+    run = RunSetup.start(args)
+    if run is None:
         return 2
-
-    # Must precede any CUDA work (see configure_determinism).
-    if args.deterministic:
-        configure_determinism(device)
-
-    deepum = deepum_status()
-    is_cuda = device.type == "cuda"
-    if is_cuda:
-        if device.index is None:
-            device = torch.device("cuda", torch.cuda.current_device())
-        torch.cuda.set_device(device)
-        device_name = torch.cuda.get_device_name(device)
-    else:
-        device_name = device.type
+    device, device_name, deepum = run.device, run.device_name, run.deepum
 
     print(f"config model=bert preset={args.preset} n_layer={args.n_layer} n_head={args.n_head} "
           f"n_embd={args.n_embd} seq_len={args.seq_len} vocab={args.vocab} batch={args.batch} "
@@ -244,79 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     model.to(device)
     model.train()
     optimizer = make_optimizer(model, args.lr)
-    use_bf16 = args.dtype == "bf16"
 
-    losses: list[float] = []
-    times_ms: list[float] = []
-    error: str | None = None
-    for step in range(args.steps):
-        try:
-            # Host-to-device batch copy is outside the timed region.
-            x, y = make_batch(step, args.seed, args.batch, args.seq_len, args.vocab, device)
-            sync(device)
-            t0 = time.perf_counter()
-            optimizer.zero_grad(set_to_none=True)
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
-                loss = model(x, y)
-            loss.backward()
-            optimizer.step()
-            sync(device)
-            t1 = time.perf_counter()
-        except torch.OutOfMemoryError as exc:
-            error = f"out of memory at step {step}: {str(exc).splitlines()[0]}"
-            print(f"error: {error}", file=sys.stderr, flush=True)
-            break
-        loss_value = loss.item()
-        step_ms = (t1 - t0) * 1000.0
-        losses.append(loss_value)
-        times_ms.append(step_ms)
-        print(f"step {step} loss {loss_value!r} time_ms {step_ms:.3f}", flush=True)
+    losses, times_ms, error = train_steps(args, model, optimizer, device, make_batch)
 
-    first_timed = args.warmup_steps
-    if first_timed >= len(times_ms):
-        print("warning: no steps after warmup; median uses all steps", file=sys.stderr)
-        first_timed = 0
-    timed = times_ms[first_timed:]
-    median_ms = statistics.median(timed) if timed else float("nan")
-    tokens_per_s = args.batch * args.seq_len / (median_ms / 1000.0) if timed else float("nan")
-    peak_alloc = torch.cuda.max_memory_allocated(device) if is_cuda else 0
-    peak_reserved = torch.cuda.max_memory_reserved(device) if is_cuda else 0
-
-    print(f"summary median_step_ms {median_ms:.3f} (steps {first_timed}..{len(times_ms) - 1})")
-    print(f"summary tokens_per_s {tokens_per_s:.1f}")
-    print(f"summary peak_allocated_bytes {peak_alloc} ({peak_alloc / 2**30:.3f} GiB)")
-    print(f"summary peak_reserved_bytes {peak_reserved} ({peak_reserved / 2**30:.3f} GiB)")
-    print(f"summary n_params {n_params}")
-    print(f"summary deepum_ld_preload {deepum['ld_preload']} deepum_mapped {deepum['mapped']}")
-    if args.footprint_only:
-        print(f"footprint_bytes {peak_reserved}")
-
-    if args.json:
-        result = {
-            "args": vars(args),
-            "workload": "bert",
-            "completed": error is None,
-            "error": error,
-            "losses": losses,
-            "step_times_ms": times_ms,
-            "median_step_ms": median_ms if timed else None,
-            "tokens_per_s": tokens_per_s if timed else None,
-            "peak_allocated_bytes": peak_alloc,
-            "peak_reserved_bytes": peak_reserved,
-            "n_params": n_params,
-            "device": device_name,
-            "torch_version": torch.__version__,
-            "torch_cuda_version": torch.version.cuda,
-            "deepum_loaded": deepum["mapped"],
-            "deepum_ld_preload": deepum["ld_preload"],
-            "deepum_mapped": deepum["mapped"],
-            "timestamp": datetime.now(timezone.utc).isoformat(),
-            "hostname": socket.gethostname(),
-        }
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
-        print(f"wrote {args.json}")
+    report(args, run, losses, times_ms, error, n_params, json_first={"workload": "bert"})
 
     return 0 if error is None else 1
 

@@ -351,27 +351,133 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 # --------------------------------------------------------------------------
 
 
+# --------------------------------------------------------------------------
+# Running and reporting (shared with train_bert.py)
+# --------------------------------------------------------------------------
+
+class RunSetup:
+    """The device a run trains on, what it is called, and whether deepum is loaded."""
+
+    def __init__(self, device: torch.device, device_name: str, deepum: dict) -> None:
+        self.device, self.device_name, self.deepum = device, device_name, deepum
+
+    @staticmethod
+    def start(args: argparse.Namespace) -> "RunSetup | None":
+        """Selects the device (None, after saying why, if CUDA is asked for and missing)."""
+        device = torch.device(args.device)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            print("error: --device cuda requested but no CUDA device is available "
+                  "(use --device cpu for a CPU smoke test)", file=sys.stderr)
+            return None
+
+        # Must precede any CUDA work (see configure_determinism).
+        if args.deterministic:
+            configure_determinism(device)
+
+        deepum = deepum_status()
+        if device.type == "cuda":
+            if device.index is None:
+                device = torch.device("cuda", torch.cuda.current_device())
+            torch.cuda.set_device(device)
+            device_name = torch.cuda.get_device_name(device)
+        else:
+            device_name = device.type
+        return RunSetup(device, device_name, deepum)
+
+
+def train_steps(args: argparse.Namespace, model: nn.Module, optimizer: torch.optim.Optimizer,
+                device: torch.device, make_batch_fn,
+                forward_context=contextlib.nullcontext) -> tuple[list[float], list[float], str | None]:
+    """args.steps timed training steps; stops at an out-of-memory error, which it returns."""
+    use_bf16 = args.dtype == "bf16"
+    losses: list[float] = []
+    times_ms: list[float] = []
+    error: str | None = None
+    for step in range(args.steps):
+        try:
+            # Host-to-device batch copy is outside the timed region.
+            x, y = make_batch_fn(step, args.seed, args.batch, args.seq_len, args.vocab, device)
+            sync(device)
+            t0 = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16), \
+                    forward_context():
+                loss = model(x, y)
+            loss.backward()
+            optimizer.step()
+            sync(device)
+            t1 = time.perf_counter()
+        except torch.OutOfMemoryError as exc:
+            error = f"out of memory at step {step}: {str(exc).splitlines()[0]}"
+            print(f"error: {error}", file=sys.stderr, flush=True)
+            break
+        loss_value = loss.item()
+        step_ms = (t1 - t0) * 1000.0
+        losses.append(loss_value)
+        times_ms.append(step_ms)
+        print(f"step {step} loss {loss_value!r} time_ms {step_ms:.3f}", flush=True)
+    return losses, times_ms, error
+
+
+def report(args: argparse.Namespace, run: RunSetup, losses: list[float], times_ms: list[float],
+           error: str | None, n_params: int, json_first: dict | None = None,
+           json_after: dict | None = None) -> None:
+    """The summary lines, and the --json result (json_first after "args", json_after last)."""
+    device, deepum = run.device, run.deepum
+    is_cuda = device.type == "cuda"
+    first_timed = args.warmup_steps
+    if first_timed >= len(times_ms):
+        print("warning: no steps after warmup; median uses all steps", file=sys.stderr)
+        first_timed = 0
+    timed = times_ms[first_timed:]
+    median_ms = statistics.median(timed) if timed else float("nan")
+    tokens_per_s = args.batch * args.seq_len / (median_ms / 1000.0) if timed else float("nan")
+    peak_alloc = torch.cuda.max_memory_allocated(device) if is_cuda else 0
+    peak_reserved = torch.cuda.max_memory_reserved(device) if is_cuda else 0
+
+    print(f"summary median_step_ms {median_ms:.3f} (steps {first_timed}..{len(times_ms) - 1})")
+    print(f"summary tokens_per_s {tokens_per_s:.1f}")
+    print(f"summary peak_allocated_bytes {peak_alloc} ({peak_alloc / 2**30:.3f} GiB)")
+    print(f"summary peak_reserved_bytes {peak_reserved} ({peak_reserved / 2**30:.3f} GiB)")
+    print(f"summary n_params {n_params}")
+    print(f"summary deepum_ld_preload {deepum['ld_preload']} deepum_mapped {deepum['mapped']}")
+    if args.footprint_only:
+        print(f"footprint_bytes {peak_reserved}")
+
+    if args.json:
+        result = {"args": vars(args), **(json_first or {})}
+        result.update({
+            "completed": error is None,
+            "error": error,
+            "losses": losses,
+            "step_times_ms": times_ms,
+            "median_step_ms": median_ms if timed else None,
+            "tokens_per_s": tokens_per_s if timed else None,
+            "peak_allocated_bytes": peak_alloc,
+            "peak_reserved_bytes": peak_reserved,
+            "n_params": n_params,
+            "device": run.device_name,
+            "torch_version": torch.__version__,
+            "torch_cuda_version": torch.version.cuda,
+            "deepum_loaded": deepum["mapped"],
+            "deepum_ld_preload": deepum["ld_preload"],
+            "deepum_mapped": deepum["mapped"],
+            "timestamp": datetime.now(timezone.utc).isoformat(),
+            "hostname": socket.gethostname(),
+            **(json_after or {}),
+        })
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+        print(f"wrote {args.json}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    device = torch.device(args.device)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        print("error: --device cuda requested but no CUDA device is available "
-              "(use --device cpu for a CPU smoke test)", file=sys.stderr)
+    run = RunSetup.start(args)
+    if run is None:
         return 2
-
-    # Must precede any CUDA work (see configure_determinism).
-    if args.deterministic:
-        configure_determinism(device)
-
-    deepum = deepum_status()
-    is_cuda = device.type == "cuda"
-    if is_cuda:
-        if device.index is None:
-            device = torch.device("cuda", torch.cuda.current_device())
-        torch.cuda.set_device(device)
-        device_name = torch.cuda.get_device_name(device)
-    else:
-        device_name = device.type
+    device, device_name, deepum = run.device, run.device_name, run.deepum
 
     print(f"config preset={args.preset} n_layer={args.n_layer} n_head={args.n_head} "
           f"n_embd={args.n_embd} seq_len={args.seq_len} vocab={args.vocab} batch={args.batch} "
@@ -396,82 +502,13 @@ def main(argv: list[str] | None = None) -> int:
         model.to(device)
     model.train()
     optimizer = make_optimizer(model, args.lr)
-    use_bf16 = args.dtype == "bf16"
 
-    losses: list[float] = []
-    times_ms: list[float] = []
-    error: str | None = None
-    for step in range(args.steps):
-        try:
-            # Host-to-device batch copy is outside the timed region.
-            x, y = make_batch(step, args.seed, args.batch, args.seq_len, args.vocab, device)
-            sync(device)
-            t0 = time.perf_counter()
-            optimizer.zero_grad(set_to_none=True)
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16), \
-                    offload_context(args.offload, device):
-                loss = model(x, y)
-            loss.backward()
-            optimizer.step()
-            sync(device)
-            t1 = time.perf_counter()
-        except torch.OutOfMemoryError as exc:
-            error = f"out of memory at step {step}: {str(exc).splitlines()[0]}"
-            print(f"error: {error}", file=sys.stderr, flush=True)
-            break
-        loss_value = loss.item()
-        step_ms = (t1 - t0) * 1000.0
-        losses.append(loss_value)
-        times_ms.append(step_ms)
-        print(f"step {step} loss {loss_value!r} time_ms {step_ms:.3f}", flush=True)
+    losses, times_ms, error = train_steps(args, model, optimizer, device, make_batch,
+                                          lambda: offload_context(args.offload, device))
 
-    first_timed = args.warmup_steps
-    if first_timed >= len(times_ms):
-        print("warning: no steps after warmup; median uses all steps", file=sys.stderr)
-        first_timed = 0
-    timed = times_ms[first_timed:]
-    median_ms = statistics.median(timed) if timed else float("nan")
-    tokens_per_s = args.batch * args.seq_len / (median_ms / 1000.0) if timed else float("nan")
-    peak_alloc = torch.cuda.max_memory_allocated(device) if is_cuda else 0
-    peak_reserved = torch.cuda.max_memory_reserved(device) if is_cuda else 0
-
-    print(f"summary median_step_ms {median_ms:.3f} (steps {first_timed}..{len(times_ms) - 1})")
-    print(f"summary tokens_per_s {tokens_per_s:.1f}")
-    print(f"summary peak_allocated_bytes {peak_alloc} ({peak_alloc / 2**30:.3f} GiB)")
-    print(f"summary peak_reserved_bytes {peak_reserved} ({peak_reserved / 2**30:.3f} GiB)")
-    print(f"summary n_params {n_params}")
-    print(f"summary deepum_ld_preload {deepum['ld_preload']} deepum_mapped {deepum['mapped']}")
-    if args.footprint_only:
-        print(f"footprint_bytes {peak_reserved}")
-
-    if args.json:
-        result = {
-            "args": vars(args),
-            "completed": error is None,
-            "error": error,
-            "losses": losses,
-            "step_times_ms": times_ms,
-            "median_step_ms": median_ms if timed else None,
-            "tokens_per_s": tokens_per_s if timed else None,
-            "peak_allocated_bytes": peak_alloc,
-            "peak_reserved_bytes": peak_reserved,
-            "n_params": n_params,
-            "device": device_name,
-            "torch_version": torch.__version__,
-            "torch_cuda_version": torch.version.cuda,
-            "deepum_loaded": deepum["mapped"],
-            "deepum_ld_preload": deepum["ld_preload"],
-            "deepum_mapped": deepum["mapped"],
-            "timestamp": datetime.now(timezone.utc).isoformat(),
-            "hostname": socket.gethostname(),
-        }
-        if args.offload != "none" or memory_cap is not None:
-            result["offload"] = args.offload
-            result["memory_cap_bytes"] = memory_cap
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
-            f.write("\n")
-        print(f"wrote {args.json}")
+    extra = {"offload": args.offload, "memory_cap_bytes": memory_cap} \
+        if args.offload != "none" or memory_cap is not None else {}
+    report(args, run, losses, times_ms, error, n_params, json_after=extra)
 
     if args.offload.startswith("fsdp2_cpu"):
         import torch.distributed as dist
