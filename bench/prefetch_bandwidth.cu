@@ -14,32 +14,15 @@
 #include <cstring>
 #include <vector>
 
+#include "managed_bench.hpp"
+
 namespace {
 
-#define CHECK_CUDA(call)                                                                         \
-  do {                                                                                           \
-    cudaError_t e = (call);                                                                      \
-    if (e != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
+using bench::device_location;
+using bench::host_location;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-cudaMemLocation device_location(int device) {
-  cudaMemLocation location{};
-  location.type = cudaMemLocationTypeDevice;
-  location.id = device;
-  return location;
-}
-
-cudaMemLocation host_location() {
-  cudaMemLocation location{};
-  location.type = cudaMemLocationTypeHost;
-  return location;
 }
 
 // Prefetches [data, data+bytes) to `to` as `pieces` equal ranges in one batch call; returns GB/s.
@@ -58,17 +41,9 @@ double batch_prefetch(char* data, size_t bytes, size_t pieces, cudaMemLocation t
 }  // namespace
 
 int main(int argc, char** argv) {
-  const size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2048;
-  const size_t bytes = mib << 20;
   int device = 0;
-  CHECK_CUDA(cudaGetDevice(&device));
-  size_t free_bytes = 0, total = 0;
-  CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total));
-  if (bytes > free_bytes / 2) {
-    std::fprintf(stderr, "prefetch_bandwidth: %zu MiB is more than half the free %zu MiB; asking less\n", mib,
-                 free_bytes >> 20);
-    return 2;
-  }
+  const size_t bytes = bench::requested_bytes(argc, argv, 2048, 2, "prefetch_bandwidth", &device);
+  const size_t mib = bytes >> 20;
   char* data = nullptr;
   CHECK_CUDA(cudaMallocManaged(&data, bytes));
   std::memset(data, 1, bytes);  // resident on the host, every page touched

@@ -10,11 +10,16 @@
 #             ui.perfetto.dev or replaying in deepum-sim
 #   ablation  at 2x: prediction only (no pre-eviction), + pre-eviction, and the lookahead sweep
 #             (fixed 8, 32, 128, 512, and adaptive)
+#   remote    build, ctest, remote_access_probe, then at FACTORS (2 3): MODES (reactive deepum mapped
+#             on_fault): reactive eviction, the prefetcher, and the prefetcher with remote_access
+#             mapped or on_fault (what is not resident is used over the link); laN: the prefetcher
+#             with lookahead N; noevict: the prefetcher without pre-eviction
 # Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
 # run; GPT-2 124M at batch 8 needs ~11 GiB.
 set -uo pipefail
-phase=${1:?usage: prefetch_gpu.sh main|trace|ablation}
+phase=${1:?usage: prefetch_gpu.sh main|trace|ablation|remote}
 source "$(dirname "$0")/common.sh"
+export DEEPUM_PREFETCH_ENABLED=true  # off by default; every run here prefetches unless it says false
 
 g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps "${STEPS:-8}" --warmup-steps "${WARMUP:-3}")
 native_and_bandwidth() {
@@ -51,6 +56,29 @@ main)
     DEEPUM_RESIDENT_LIMIT=$(limit_at 2) DEEPUM_PREFETCH_LOOKAHEAD=$lookahead \
       deepum "gpt2_lookahead-${lookahead}_x2" "${g[@]}" --json "$out/gpt2_lookahead-${lookahead}_x2.json"
     runs+=("$out/gpt2_lookahead-${lookahead}_x2")
+  done
+  ;;
+remote)
+  echo "== ctest"
+  (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
+  grep -E "tests passed|tests failed|\*\*\*Failed|Skipped" "$out/ctest.log" | tail -8
+  "$root/build-gpu/bin/remote_access_probe" 1024 >"$out/remote_access_probe.txt" 2>&1
+  cat "$out/remote_access_probe.txt"
+  native_and_bandwidth
+  for factor in ${FACTORS:-2 3}; do
+    limit=$(limit_at "$factor")
+    for mode in ${MODES:-reactive deepum mapped on_fault}; do
+      case $mode in
+      reactive) settings=(DEEPUM_PREFETCH_ENABLED=false) ;;
+      deepum) settings=() ;;
+      la[0-9]*) settings=(DEEPUM_PREFETCH_LOOKAHEAD="${mode#la}") ;;
+      noevict) settings=(DEEPUM_PREFETCH_PRE_EVICT=false) ;;
+      *) settings=(DEEPUM_REMOTE_ACCESS="$mode") ;;
+      esac
+      (export DEEPUM_RESIDENT_LIMIT="$limit" "${settings[@]}"
+        deepum "gpt2_${mode}_x$factor" "${g[@]}" --json "$out/gpt2_${mode}_x$factor.json")
+      runs+=("$out/gpt2_${mode}_x$factor")
+    done
   done
   ;;
 trace)

@@ -10,7 +10,7 @@
 #   list                  prints the phases
 # Each workload runs natively first (its footprint F = peak reserved), then for each
 # oversubscription R in RATIOS (default "1.0 1.5 2 3") in modes um (deepum, resident limit F/R,
-# prefetch.enabled=false: reactive eviction) and deepum (resident limit F/R, defaults). The
+# prefetch.enabled=false: reactive eviction) and deepum (resident limit F/R, prefetcher on). The
 # baselines cap PyTorch at F/R bytes instead. Runs are ordered by R; when the phase budget is spent
 # the remaining runs are recorded as skipped.
 # Results go to $OUT (or bench/results/local): suite_PHASE.json (every run: command, exit status,
@@ -112,7 +112,7 @@ sweep() {
       um) run "${workload}_um_x$ratio" "$workload" um "$ratio" "$limit" "" \
         DEEPUM_RESIDENT_LIMIT="$limit" DEEPUM_PREFETCH_ENABLED=false -- "$@" ;;
       deepum) run "${workload}_deepum_x$ratio" "$workload" deepum "$ratio" "$limit" "" \
-        DEEPUM_RESIDENT_LIMIT="$limit" -- "$@" ;;
+        DEEPUM_RESIDENT_LIMIT="$limit" DEEPUM_PREFETCH_ENABLED=true -- "$@" ;;
       esac
     done
   done
@@ -155,7 +155,9 @@ streaming)
       { echo "streaming_check does not build (build_streaming.log)"; }
   fi
   # 16 x 128 MiB = 2 GiB streamed per step; median of steps 1.. (the program leaves step 0 out).
-  sweep streaming "$streaming" --buffers 16 --mib 128 --steps "${STEPS:-6}"
+  # 60 steps: a native step takes 1.7 ms on an H100, and 6 steps ended before deepum's eviction
+  # (which follows CUPTI records arriving ~0.1 s late) ever acted (2026-11-22, session 3).
+  sweep streaming "$streaming" --buffers 16 --mib 128 --steps "${STEPS:-60}"
   ;;
 baselines) baselines gpt2-124m python3 "$gpt2" --preset gpt2-124m --batch 8 --steps "${STEPS:-8}" --warmup-steps "${WARMUP:-3}" ;;
 esac

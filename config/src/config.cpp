@@ -214,6 +214,13 @@ struct ValueType<TracingLevel> : NamedValueType<TracingLevel, kTracingLevels, &t
   static constexpr std::string_view name = "tracing level";
 };
 
+constexpr std::array kRemoteAccessModes{RemoteAccess::off, RemoteAccess::mapped, RemoteAccess::on_fault};
+
+template <>
+struct ValueType<RemoteAccess> : NamedValueType<RemoteAccess, kRemoteAccessModes, &remote_access_name> {
+  static constexpr std::string_view name = "remote access mode";
+};
+
 template <typename FieldAccess>
 using FieldType = std::remove_reference_t<std::invoke_result_t<FieldAccess, Config&>>;
 
@@ -506,6 +513,18 @@ std::string_view tracing_level_name(TracingLevel level) {
       return "kernels";
     case TracingLevel::full:
       return "full";
+  }
+  return "unknown";
+}
+
+std::string_view remote_access_name(RemoteAccess mode) {
+  switch (mode) {
+    case RemoteAccess::off:
+      return "off";
+    case RemoteAccess::mapped:
+      return "mapped";
+    case RemoteAccess::on_fault:
+      return "on_fault";
   }
   return "unknown";
 }

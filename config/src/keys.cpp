@@ -22,6 +22,16 @@ constexpr std::array kKeys{
             "evicting reactively, at least a tenth of the limit).",
             field<&Config::eviction_headroom>()},
     KeySpec{
+        "remote_access", "off",
+        "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "
+        "in; "
+        "mapped reads and writes it over the link where it lies (preferred location host, mapped for the "
+        "GPU), "
+        "so residency grows only by deepum's prefetches; on_fault is mapped, but the first touch after each "
+        "eviction faults once, which tells the prefetcher what kernels use. Needs prefetch.enabled: nothing "
+        "else moves memory to the GPU.",
+        field<&Config::remote_access>()},
+    KeySpec{
         "tracing", "full",
         "What deepum watches with CUPTI: full (launches, kernel and copy times, page faults, migrations), "
         "kernels (no faults or migrations), launches (launch callbacks only), off.",
@@ -47,9 +57,10 @@ constexpr std::array kKeys{
     KeySpec{"stats_file", "", "File the JSON statistics are written to at exit; empty writes none.",
             field<&Config::stats_file>()},
     KeySpec{"summary", "true", "Print a one-screen summary to the log at exit.", field<&Config::summary>()},
-    KeySpec{"prefetch.enabled", "true",
+    KeySpec{"prefetch.enabled", "false",
             "Prefetch, pre-evict and plan ahead with the correlation prefetcher while resident_limit is "
-            "enforced; false leaves reactive eviction only.",
+            "enforced; false leaves reactive eviction only. Off by default: not yet faster than reactive "
+            "eviction (docs/benchmarks.md).",
             field<&Config::prefetch, &PrefetchConfig::enabled>()},
     KeySpec{"prefetch.lookahead", "512",
             "Kernels the prefetcher plans ahead (its starting value when adaptive).",

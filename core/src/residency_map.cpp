@@ -1,6 +1,7 @@
 #include "deepum/core/residency_map.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace deepum::core {
 
@@ -14,17 +15,32 @@ void ResidencyMap::for_each_block(std::uint64_t address, std::uint64_t bytes, Fn
   if (bytes == 0) return;
   const std::uint64_t end = address + bytes;
   for (BlockId id = block_of(address); id <= block_of(end - 1); ++id) {
-    const std::uint64_t lo = std::max(address, block_base(id));
-    const std::uint64_t hi = std::min(end, block_base(id) + kBlockBytes);
-    fn(id, hi - lo);
+    fn(id, std::max(address, block_base(id)), std::min(end, block_base(id) + kBlockBytes));
   }
 }
+
+namespace {
+// The bits of a block's 64 KB pages that [lo, hi) (inside the block) overlaps.
+std::uint32_t page_bits(std::uint64_t lo, std::uint64_t hi) {
+  const std::uint64_t first = (lo % kBlockBytes) / ResidencyMap::kPageBytes;
+  const std::uint64_t last = ((hi - 1) % kBlockBytes) / ResidencyMap::kPageBytes;
+  const std::uint64_t count = last - first + 1;
+  return static_cast<std::uint32_t>((count >= 32 ? ~std::uint64_t{0} : (std::uint64_t{1} << count) - 1)
+                                    << first);
+}
+}  // namespace
 
 void ResidencyMap::set_gpu_bytes(BlockId id, Block& block, std::uint64_t bytes) {
   bytes = std::min(bytes, block.capacity);
   if (block.gpu_bytes == bytes) return;
-  if (block.gpu_bytes == 0) lru_.emplace(block.last_use, id);
-  if (bytes == 0) lru_.erase({block.last_use, id});
+  if (block.gpu_bytes == 0) {
+    lru_.emplace(block.last_use, id);
+    peak_resident_blocks_ = std::max(peak_resident_blocks_, ++resident_blocks_);
+  }
+  if (bytes == 0) {
+    lru_.erase({block.last_use, id});
+    --resident_blocks_;
+  }
   resident_bytes_ = resident_bytes_ - block.gpu_bytes + bytes;
   block.gpu_bytes = bytes;
   peak_resident_bytes_ = std::max(peak_resident_bytes_, resident_bytes_);
@@ -42,14 +58,18 @@ void ResidencyMap::touch(BlockId id, Block& block, Timestamp time) {
 void ResidencyMap::on_range_allocated(std::uint64_t address, std::uint64_t bytes) {
   if (bytes == 0) return;
   ranges_[address] = bytes;
-  for_each_block(address, bytes, [&](BlockId id, std::uint64_t overlap) { blocks_[id].capacity += overlap; });
+  for_each_block(address, bytes,
+                 [&](BlockId id, std::uint64_t lo, std::uint64_t hi) { blocks_[id].capacity += hi - lo; });
 }
 
 void ResidencyMap::on_range_freed(std::uint64_t address, std::uint64_t bytes) {
   if (ranges_.erase(address) == 0) return;
-  for_each_block(address, bytes, [&](BlockId id, std::uint64_t overlap) {
+  for_each_block(address, bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
     Block* block = find(id);
     if (block == nullptr) return;
+    const std::uint64_t overlap = hi - lo;
+    // A block shared with a live range keeps only what was learned of that range's pages.
+    block->touched_pages &= ~page_bits(lo, hi);
     const std::uint64_t capacity = block->capacity > overlap ? block->capacity - overlap : 0;
     if (capacity == 0) {
       set_gpu_bytes(id, *block, 0);
@@ -61,18 +81,31 @@ void ResidencyMap::on_range_freed(std::uint64_t address, std::uint64_t bytes) {
   });
 }
 
+void ResidencyMap::mark_touched(std::uint64_t address, std::uint64_t bytes) {
+  for_each_block(address, bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
+    if (Block* block = find(id)) block->touched_pages |= page_bits(lo, hi);
+  });
+}
+
 void ResidencyMap::on_fault(const PageFault& fault) {
   Block* block = find(block_of(fault.address));
   if (block == nullptr) return;
+  if (fault.access != FaultAccess::prefetch) mark_touched(fault.address, 1);
   touch(block_of(fault.address), *block, fault.start);
   if (faults_make_resident_) set_gpu_bytes(block_of(fault.address), *block, block->capacity);
 }
 
 void ResidencyMap::on_migration(const Migration& migration) {
   const bool to_gpu = migration.direction == MigrationDirection::host_to_device;
-  for_each_block(migration.address, migration.bytes, [&](BlockId id, std::uint64_t overlap) {
+  // What the program pulled in itself (not deepum's prefetches, whose cause is `prefetch`).
+  if (to_gpu && migration.cause != MigrationCause::prefetch) mark_touched(migration.address, migration.bytes);
+  for_each_block(migration.address, migration.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
     Block* block = find(id);
     if (block == nullptr || migration.start < block->last_hint) return;
+    // deepum's own prefetch or eviction of the block, already counted when it was submitted: a
+    // prefetch of some pages never fills the block, so counting it again would not saturate.
+    if (migration.cause == MigrationCause::prefetch && block->last_hint != 0) return;
+    const std::uint64_t overlap = hi - lo;
     if (to_gpu) {
       touch(id, *block, migration.start);
       set_gpu_bytes(id, *block, block->gpu_bytes + overlap);
@@ -87,8 +120,9 @@ void ResidencyMap::on_use(std::uint64_t address, Timestamp time) {
 }
 
 void ResidencyMap::on_evicted(const AddressRange& range, Timestamp time) {
-  for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t overlap) {
+  for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
     if (Block* block = find(id)) {
+      const std::uint64_t overlap = hi - lo;
       block->last_hint = std::max(block->last_hint, time);
       set_gpu_bytes(id, *block, block->gpu_bytes > overlap ? block->gpu_bytes - overlap : 0);
     }
@@ -96,18 +130,51 @@ void ResidencyMap::on_evicted(const AddressRange& range, Timestamp time) {
 }
 
 void ResidencyMap::on_prefetched(const AddressRange& range, Timestamp time) {
-  for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t overlap) {
+  for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
     if (Block* block = find(id)) {
       touch(id, *block, time);
       block->last_hint = std::max(block->last_hint, time);
-      set_gpu_bytes(id, *block, block->gpu_bytes + overlap);
+      set_gpu_bytes(id, *block, block->gpu_bytes + (hi - lo));
     }
   });
 }
 
-bool ResidencyMap::fully_resident(BlockId block) const {
+std::uint64_t ResidencyMap::touched_bytes(BlockId block) const {
   auto it = blocks_.find(block);
-  return it != blocks_.end() && it->second.capacity > 0 && it->second.gpu_bytes >= it->second.capacity;
+  if (it == blocks_.end()) return kBlockBytes;
+  const Block& b = it->second;
+  if (b.touched_pages == 0) return b.capacity;
+  return std::min<std::uint64_t>(b.capacity, std::uint64_t(std::popcount(b.touched_pages)) * kPageBytes);
+}
+
+bool ResidencyMap::touched_resident(BlockId block) const {
+  auto it = blocks_.find(block);
+  return it != blocks_.end() && it->second.capacity > 0 && it->second.gpu_bytes >= touched_bytes(block);
+}
+
+std::vector<AddressRange> ResidencyMap::touched_parts(std::span<const AddressRange> ranges) const {
+  std::vector<AddressRange> parts;
+  auto add = [&](std::uint64_t lo, std::uint64_t hi) {
+    if (lo >= hi) return;
+    if (!parts.empty() && parts.back().address + parts.back().bytes == lo) {
+      parts.back().bytes += hi - lo;
+    } else {
+      parts.push_back({lo, hi - lo});
+    }
+  };
+  for (const AddressRange& range : ranges) {
+    for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
+      auto it = blocks_.find(id);
+      const std::uint32_t pages = it == blocks_.end() ? 0 : it->second.touched_pages;
+      if (pages == 0) return add(lo, hi);
+      for (std::uint64_t page = 0; page < kPagesPerBlock; ++page) {
+        if ((pages >> page & 1) == 0) continue;
+        const std::uint64_t page_lo = block_base(id) + page * kPageBytes;
+        add(std::max(lo, page_lo), std::min(hi, page_lo + kPageBytes));
+      }
+    });
+  }
+  return parts;
 }
 
 std::uint64_t ResidencyMap::resident_bytes_of(BlockId block) const {

@@ -112,8 +112,10 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
               t.migrations_to_host, format_bytes(t.bytes_to_host_by_eviction));
   append_line(out, "  deepum evictions: {} ({}), {} refused by the driver", t.deepum_evictions,
               format_bytes(t.deepum_evicted_bytes), t.deepum_eviction_failures);
-  append_line(out, "  peak resident: {} estimated, {} measured by the driver",
-              format_bytes(t.peak_estimated_resident_bytes), format_bytes(t.peak_measured_used_bytes));
+  append_line(out,
+              "  peak resident: {} estimated (at most {} blocks of 2 MB held any), {} measured by the driver",
+              format_bytes(t.peak_estimated_resident_bytes), t.peak_resident_blocks,
+              format_bytes(t.peak_measured_used_bytes));
   auto percentiles = [](const Percentiles& p) { return fmt::format("{}/{}/{}", p.p50, p.p99, p.max); };
   append_line(out,
               "  records reached deepum after the event, us (median/p99/max): faults {}, kernels {}; "
@@ -124,9 +126,12 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
     append_line(out, "  prefetcher: {} plans ({} refused), prefetched {}, pre-evicted {}, discarded {}",
                 p.plans, p.plan_failures, format_bytes(p.prefetched_bytes), format_bytes(p.pre_evicted_bytes),
                 format_bytes(p.discarded_bytes));
-    append_line(out, "  prefetched blocks: {} timely, {} late, {} evicted unused; lookahead {} kernels{}",
-                p.timely, p.late, p.wasted, p.lookahead,
-                p.resets ? fmt::format(", learned state reset {} times", p.resets) : std::string());
+    append_line(
+        out,
+        "  prefetched blocks: {} timely, {} late, {} evicted unused; lookahead {} kernels, window up to {} "
+        "blocks for a budget of {}{}",
+        p.timely, p.late, p.wasted, p.lookahead, p.window_blocks_max, p.budget_blocks,
+        p.resets ? fmt::format(", learned state reset {} times", p.resets) : std::string());
     append_line(out, "  fault records on blocks the plan predicted: {}; on blocks it did not: {}",
                 p.faults_in_window, p.faults_outside_window);
   }
@@ -187,6 +192,7 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
         {"deepum_evicted_bytes", t.deepum_evicted_bytes},
         {"deepum_eviction_failures", t.deepum_eviction_failures},
         {"peak_estimated_resident_bytes", t.peak_estimated_resident_bytes},
+        {"peak_resident_blocks", t.peak_resident_blocks},
         {"peak_measured_used_bytes", t.peak_measured_used_bytes},
         {"fault_delay_us", percentiles_json(t.fault_delay_us)},
         {"execution_delay_us", percentiles_json(t.execution_delay_us)},
@@ -204,6 +210,8 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
           {"late", p.late},
           {"wasted", p.wasted},
           {"lookahead", p.lookahead},
+          {"window_blocks_max", p.window_blocks_max},
+          {"budget_blocks", p.budget_blocks},
           {"resets", p.resets},
           {"faults_in_window", p.faults_in_window},
           {"faults_outside_window", p.faults_outside_window},

@@ -195,7 +195,7 @@ std::optional<std::uint64_t> DriverHintExecutor::device_used_bytes() {
   return total - free_bytes;
 }
 
-std::string place_on_host(std::uint64_t address, std::uint64_t bytes) {
+std::string place_on_host(std::uint64_t address, std::uint64_t bytes, bool prefer_host, bool map_for_gpu) {
   static std::mutex mutex;
   static CUstream stream = nullptr;  // one per process, made in the program's context
   std::lock_guard lock(mutex);
@@ -213,6 +213,19 @@ std::string place_on_host(std::uint64_t address, std::uint64_t bytes) {
   }
   if (CUresult r = stream_synchronize.get()(stream); r != CUDA_SUCCESS)
     return describe("cuStreamSynchronize", r);
+  if (!prefer_host) return {};
+  const auto pointer = static_cast<CUdeviceptr>(address);
+  if (CUresult r = mem_advise.get()(pointer, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host);
+      r != CUDA_SUCCESS)
+    return describe("cuMemAdvise(preferred location host)", r);
+  if (!map_for_gpu) return {};
+  CUdevice device = 0;
+  if (CUresult r = ctx_get_device.get()(&device); r != CUDA_SUCCESS) return describe("cuCtxGetDevice", r);
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device;
+  if (CUresult r = mem_advise.get()(pointer, bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, gpu); r != CUDA_SUCCESS)
+    return describe("cuMemAdvise(accessed by the GPU)", r);
   return {};
 }
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "deepum/core/live_buffers.hpp"
 #include "deepum/core/trace_recorder.hpp"
 #include "deepum/cuda/dead_memory_discarder.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
@@ -25,10 +26,12 @@ namespace {
 
 using core::EventPipeline;
 
-// "Is this word a managed pointer?", answered from the registry for the launch scanner.
+// "Is this word a managed pointer?", answered from the registry for the launch scanner, and how far
+// its buffer reaches, from the program's allocator (with remote_access).
 class RegistryLookup final : public cupti_tracer::ManagedLookup {
  public:
-  explicit RegistryLookup(const core::ManagedRegistry& registry) : registry_(registry) {}
+  RegistryLookup(const core::ManagedRegistry& registry, const core::LiveBuffers* buffers)
+      : registry_(registry), buffers_(buffers) {}
   bool contains(std::uint64_t address) const noexcept override {
     return registry_.find_containing(address).has_value();
   }
@@ -36,9 +39,13 @@ class RegistryLookup final : public cupti_tracer::ManagedLookup {
     const auto [low, high] = registry_.address_span();
     return low < high ? cupti_tracer::AddressBounds{low, high} : cupti_tracer::AddressBounds{1, 0};
   }
+  std::uint64_t buffer_bytes(std::uint64_t address) const noexcept override {
+    return buffers_ != nullptr ? buffers_->bytes_from(address) : 0;
+  }
 
  private:
   const core::ManagedRegistry& registry_;
+  const core::LiveBuffers* buffers_;
 };
 
 // The tracer's events go straight into the pipeline's queues; launches may also leave a progress
@@ -66,10 +73,11 @@ struct Runtime {
   core::Session* session = nullptr;
   EventPipeline* pipeline = nullptr;
   std::unique_ptr<RegistryLookup> lookup;
-  std::unique_ptr<ProgressMarkers> markers;        // while prefetching
-  std::unique_ptr<DeadMemoryDiscarder> discarder;  // while prefetching with prefetch.discard
-  bool tracker_settled = false;                    // worker only: attached, or never will be
-  int tracker_attempts = 0;                        // worker only
+  std::unique_ptr<ProgressMarkers> markers;         // while prefetching
+  std::unique_ptr<core::LiveBuffers> live_buffers;  // with remote_access: PyTorch's blocks in use
+  std::unique_ptr<DeadMemoryDiscarder> discarder;   // while prefetching with prefetch.discard
+  bool tracker_settled = false;                     // worker only: attached, or never will be
+  int tracker_attempts = 0;                         // worker only
   std::unique_ptr<PipelineSink> sink;
   std::unique_ptr<cupti_tracer::CuptiTracer> tracer;
   std::unique_ptr<DriverHintExecutor> executor;
@@ -88,6 +96,9 @@ struct Runtime {
 
 // Leaked on purpose, like the session: exit handlers and late hooks may still reach it.
 std::atomic<Runtime*> g_runtime{nullptr};
+// remote_access as in effect: off unless the prefetcher runs (nothing else would ever move memory
+// to the GPU). Read by the allocation hooks.
+std::atomic<config::RemoteAccess> g_remote_access{config::RemoteAccess::off};
 std::once_flag g_start_once;
 
 // CUPTI's clock, which stamps every activity record; the system clock before CUPTI is loaded.
@@ -129,35 +140,59 @@ void* lookup_in_pytorch(const char* name) {
 }
 
 // PyTorch's allocator tracker, attached from the worker (which holds no allocator lock) once the
-// allocator exists; until then, tried again every few steps.
+// allocator exists; until then, tried again every few steps. It gives the prefetcher the size of
+// every tensor a kernel names (with remote_access) and the blocks to discard (prefetch.discard).
 void attach_block_tracker(Runtime& runtime) {
-  if (!runtime.discarder || runtime.tracker_settled || runtime.tracker_attempts++ % 200 != 0) return;
+  if (!runtime.live_buffers && !runtime.discarder) return;
+  if (runtime.tracker_settled || runtime.tracker_attempts++ % 200 != 0) return;
   Runtime* rt = &runtime;
   const pytorch_allocator::AttachResult result = pytorch_allocator::attach_block_tracker(
       [rt](const pytorch_allocator::BlockEvent& event) {
         // The tracker stays in PyTorch's allocator for good: after exit (or in a forked child) it
         // must do nothing, the driver may be gone.
         if (rt->stopped.load(std::memory_order_acquire)) return;
-        if (event.kind != pytorch_allocator::BlockEvent::Kind::returned_to_cache) return;
-        if (!rt->session->registry().find_containing(event.address)) return;  // not deepum's memory
-        for (const core::AddressRange& range : rt->discarder->discard_returned_block(
-                 static_cast<CUstream>(event.stream), event.address, event.bytes)) {
-          rt->pipeline->on_discarded({core::Hint::Kind::discard, now_ns(), range.address, range.bytes});
+        // Inside PyTorch's allocator, with its lock held: nothing may escape into it.
+        try {
+          const bool handed_out = event.kind == pytorch_allocator::BlockEvent::Kind::handed_out;
+          if (rt->live_buffers) {
+            if (handed_out) {
+              rt->live_buffers->handed_out(event.address, event.bytes);
+            } else {
+              rt->live_buffers->returned(event.address);
+            }
+          }
+          if (handed_out || !rt->discarder) return;
+          if (!rt->session->registry().find_containing(event.address)) return;  // not deepum's memory
+          for (const core::AddressRange& range : rt->discarder->discard_returned_block(
+                   static_cast<CUstream>(event.stream), event.address, event.bytes)) {
+            rt->pipeline->on_discarded({core::Hint::Kind::discard, now_ns(), range.address, range.bytes});
+          }
+        } catch (const std::exception&) {
+          // Out of memory for a map node: this block's size or discard is lost, nothing else.
         }
       },
       lookup_in_pytorch);
   using Outcome = pytorch_allocator::AttachResult::Outcome;
+  // What following the allocator is for here, and what is lost without it.
+  const std::string uses = runtime.live_buffers && runtime.discarder
+                               ? "tensor sizes for the prefetcher, and discarding the blocks it takes back"
+                           : runtime.live_buffers ? "tensor sizes for the prefetcher"
+                                                  : "discarding the blocks it takes back";
+  const std::string fallback = runtime.live_buffers && runtime.discarder
+                                   ? "buffer sizes are inferred from launches, and nothing is discarded"
+                               : runtime.live_buffers ? "buffer sizes are inferred from launches"
+                                                      : "nothing is discarded";
   switch (result.outcome) {
     case Outcome::attached:
-      core::logger().info("discarding memory PyTorch's allocator takes back: {}", result.detail);
+      core::logger().info("following PyTorch's allocator ({}): {}", result.detail, uses);
       runtime.tracker_settled = true;
       break;
     case Outcome::not_pytorch:
-      core::logger().debug("no PyTorch CUDA allocator in this process: nothing to learn dead memory from");
+      core::logger().debug("no PyTorch CUDA allocator in this process: {}", fallback);
       runtime.tracker_settled = true;
       break;
     case Outcome::unsupported:
-      core::logger().warn("no discarding of freed memory: {}", result.detail);
+      core::logger().warn("cannot follow PyTorch's allocator ({}): {}", result.detail, fallback);
       runtime.tracker_settled = true;
       break;
     case Outcome::not_ready:
@@ -313,6 +348,7 @@ void start_once(core::Session& session) {
     policy_options.planner.successors = config.prefetch.successors;
     policy_options.planner.lookahead = config.prefetch.lookahead;
     policy_options.planner.headroom_bytes = options.effective_headroom();
+    policy_options.planner.pointer_extents = config.remote_access != config::RemoteAccess::off;
     policy_options.pre_evict = config.prefetch.pre_evict;
     policy_options.adaptive_lookahead = config.prefetch.adaptive_lookahead;
     policy = std::make_unique<prefetch::PlannerPolicy>(policy_options);
@@ -320,10 +356,27 @@ void start_once(core::Session& session) {
     core::logger().warn("prefetching needs tracing: full (it is {}); deepum evicts reactively only",
                         config::tracing_level_name(config.tracing));
   }
-  core::logger().info("resident limit {}: {}", core::format_bytes(options.resident_limit_bytes),
+  if (config.remote_access != config::RemoteAccess::off && options.enforce_resident_limit && !policy) {
+    core::logger().warn(
+        "remote_access {} needs the prefetcher (prefetch.enabled, tracing full): without it "
+        "nothing would move to the GPU; memory is faulted in as usual",
+        config::remote_access_name(config.remote_access));
+  }
+  const config::RemoteAccess remote = policy ? config.remote_access : config::RemoteAccess::off;
+  g_remote_access.store(remote, std::memory_order_release);
+  core::logger().info("resident limit {}: {}{}", core::format_bytes(options.resident_limit_bytes),
                       !options.enforce_resident_limit ? "the whole GPU, the driver evicts"
                       : policy                        ? "held by the prefetcher's plans"
-                                                      : "held by reactive eviction");
+                                                      : "held by reactive eviction",
+                      remote != config::RemoteAccess::off
+                          ? "; the GPU uses memory not resident over the link (remote_access " +
+                                std::string(config::remote_access_name(remote)) + ")"
+                          : std::string());
+  // Tensor sizes matter only to plans made without faults to learn from (remote_access); otherwise
+  // launches carry no extents (the allocator is followed for discarding alone, if asked).
+  if (policy && remote != config::RemoteAccess::off) {
+    runtime->live_buffers = std::make_unique<core::LiveBuffers>();
+  }
   if (policy) {
     runtime->markers = std::make_unique<ProgressMarkers>();
     if (const std::string error = runtime->markers->create(); !error.empty()) {
@@ -344,7 +397,7 @@ void start_once(core::Session& session) {
   session.attach_pipeline(std::move(pipeline));
 
   if (config.tracing != config::TracingLevel::off) {
-    runtime->lookup = std::make_unique<RegistryLookup>(session.registry());
+    runtime->lookup = std::make_unique<RegistryLookup>(session.registry(), runtime->live_buffers.get());
     runtime->sink = std::make_unique<PipelineSink>(*runtime->pipeline, runtime->markers.get());
     runtime->tracer = std::make_unique<cupti_tracer::CuptiTracer>();
     cupti_tracer::TracerOptions tracer_options;
@@ -413,7 +466,9 @@ void note_range_allocated(core::Session& session, std::uint64_t address, std::ui
   EventPipeline* pipeline = session.pipeline();
   if (pipeline == nullptr) return;
   if (pipeline->enforces_resident_limit()) {
-    const std::string error = place_on_host(address, bytes);
+    const config::RemoteAccess remote = g_remote_access.load(std::memory_order_acquire);
+    const std::string error = place_on_host(address, bytes, remote != config::RemoteAccess::off,
+                                            remote == config::RemoteAccess::mapped);
     if (!error.empty() && session.first_time(core::OnceNotice::placement_failed)) {
       core::logger().warn("cannot place new memory on the host ({}): residency may be undercounted", error);
     }

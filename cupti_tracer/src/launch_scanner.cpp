@@ -159,6 +159,8 @@ ScanOutcome scan_launch(const LaunchArguments& args, const ParamLayout* layout, 
   const std::size_t kept = std::min(found.size(), core::KernelLaunch::kMaxPointers);
   std::copy_n(found.begin(), kept, launch.pointers.begin());
   std::fill(launch.pointers.begin() + static_cast<std::ptrdiff_t>(kept), launch.pointers.end(), 0);
+  for (std::size_t i = 0; i < kept; ++i) launch.extents[i] = managed.buffer_bytes(launch.pointers[i]);
+  std::fill(launch.extents.begin() + static_cast<std::ptrdiff_t>(kept), launch.extents.end(), 0);
   launch.pointer_count = static_cast<std::uint16_t>(kept);
   launch.pointers_truncated = found.size() > kept || collector.overflow() != 0;
   launch.execution_key = execution_key(args.function, args.grid, args.block, found, collector.overflow());

@@ -10,8 +10,11 @@ namespace {
 class ResidencyMapView final : public ResidencyView {
  public:
   ResidencyMapView(const core::ResidencyMap& map, std::uint64_t limit) : map_(map), limit_(limit) {}
-  // Partly resident blocks count as missing: the prefetch brings in the rest.
-  bool is_resident(BlockId block) const override { return map_.fully_resident(block); }
+  // A block counts as resident once the pages the program touches of it are: a prefetch moves those
+  // (ResidencyMap::touched_parts), so blocks the program uses in part are held in part.
+  bool is_resident(BlockId block) const override { return map_.touched_resident(block); }
+  std::uint64_t footprint_bytes(BlockId block) const override { return map_.touched_bytes(block); }
+  std::uint64_t resident_bytes_of(BlockId block) const override { return map_.resident_bytes_of(block); }
   std::uint64_t resident_bytes() const override { return map_.resident_bytes(); }
   std::uint64_t limit_bytes() const override { return limit_; }
   void visit_least_recently_used(const std::function<bool(BlockId)>& visit) const override {
@@ -72,6 +75,8 @@ void PlannerPolicy::on_fault(BlockId block) {
 core::HintPlan PlannerPolicy::plan(const core::ResidencyMap& residency, std::uint64_t resident_limit_bytes,
                                    bool may_evict, bool may_prefetch) {
   core::HintPlan plan = planner_.plan(ResidencyMapView(residency, resident_limit_bytes), {});
+  stats_.window_blocks_max = std::max<std::uint64_t>(stats_.window_blocks_max, planner_.last_window_blocks());
+  stats_.budget_blocks = planner_.budget_blocks(resident_limit_bytes);
   if (!options_.pre_evict || !may_evict) plan.evict.clear();
   if (!may_evict) plan.discard.clear();
   if (!may_prefetch) plan.prefetch.clear();

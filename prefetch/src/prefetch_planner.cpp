@@ -71,6 +71,22 @@ void PrefetchPlanner::forget_everything() {
   ++resets_;
 }
 
+template <typename Fn>
+void PrefetchPlanner::for_each_pointer_block(const PendingLaunch& launch, Fn&& add) const {
+  for (std::size_t i = 0; i < launch.pointer_count; ++i) {
+    if (!options_.pointer_extents) {
+      add(block_of(launch.pointers[i]));
+      continue;
+    }
+    // The allocator's own size where known; else up to the next buffer launches have shown.
+    const AddressRange extent = launch.extents[i] != 0 ? AddressRange{launch.pointers[i], launch.extents[i]}
+                                                       : extents_.extent(launch.pointers[i]);
+    for (BlockId block = block_of(extent.address); block <= block_of(extent.address + extent.bytes - 1);
+         ++block)
+      add(block);
+  }
+}
+
 void PrefetchPlanner::on_launch(const core::KernelLaunch& launch) {
   if (execution_ids_.ids() >= options_.max_execution_ids && !execution_ids_.find(launch.execution_key)) {
     forget_everything();
@@ -81,8 +97,11 @@ void PrefetchPlanner::on_launch(const core::KernelLaunch& launch) {
   pending.id = execution_ids_.on_launch(launch.execution_key);
   pending.pointer_count =
       static_cast<std::uint16_t>(std::min<std::size_t>(launch.pointer_count, launch.pointers.size()));
-  for (std::size_t i = 0; i < pending.pointer_count; ++i)
-    pending.pointer_blocks[i] = block_of(launch.pointers[i]);
+  for (std::size_t i = 0; i < pending.pointer_count; ++i) {
+    pending.pointers[i] = launch.pointers[i];
+    pending.extents[i] = launch.extents[i];
+    if (options_.pointer_extents) extents_.note(launch.pointers[i]);
+  }
   pending_.push_back(pending);
   if (pending_.size() > kMaxPendingLaunches) pending_.pop_front();
 }
@@ -123,7 +142,7 @@ void PrefetchPlanner::on_kernel_complete(std::uint64_t correlation_id, std::span
   auto add = [&](BlockId block) {
     if (seen.insert(block).second) touched.push_back(block);
   };
-  for (std::size_t i = 0; i < launch->pointer_count; ++i) add(launch->pointer_blocks[i]);
+  for_each_pointer_block(*launch, add);
   for (BlockId block : faulted) add(block);
 
   KernelModel& m = model(launch->id);
@@ -172,9 +191,7 @@ void PrefetchPlanner::add_kernel_blocks(ExecutionId id, const PendingLaunch* lau
   auto add = [&](BlockId block) {
     if (seen.insert(block).second) window.push_back(block);
   };
-  if (launch != nullptr) {
-    for (std::size_t i = 0; i < launch->pointer_count; ++i) add(launch->pointer_blocks[i]);
-  }
+  if (launch != nullptr) for_each_pointer_block(*launch, add);
   if (const KernelModel* m = find_model(id); m != nullptr && m->trust > 0) {
     if (restart) {
       for (BlockId block : m->table.walk(*restart)) add(block);
@@ -211,29 +228,43 @@ Plan PrefetchPlanner::plan(const ResidencyView& residency, std::span<const Addre
   const std::vector<BlockId> window = predicted_blocks();
   last_window_ = std::unordered_set<BlockId>(window.begin(), window.end());
 
-  // What is worth holding: the window's nearest blocks, as many as fit below the headroom. Blocks
-  // further out are needed too, but cannot be held before the nearer ones are done.
+  // What is worth holding: the window's nearest blocks, as many as their footprints fit below the
+  // headroom. Blocks further out are needed too, but cannot be held before the nearer ones are done.
   const std::uint64_t limit = residency.limit_bytes();
   const std::uint64_t budget = limit > options_.headroom_bytes ? limit - options_.headroom_bytes : 0;
-  const std::size_t fitting =
-      static_cast<std::size_t>(std::min<std::uint64_t>(window.size(), budget / kBlockBytes));
+  std::size_t fitting = 0;
+  for (std::uint64_t held = 0; fitting < window.size(); ++fitting) {
+    held += residency.footprint_bytes(window[fitting]);
+    if (held > budget) break;
+  }
   const std::unordered_set<BlockId> keep(window.begin(),
                                          window.begin() + static_cast<std::ptrdiff_t>(fitting));
   std::vector<BlockId> prefetch;
+  std::vector<std::uint64_t> missing;  // bytes each prefetch adds
+  std::uint64_t missing_total = 0;
   for (std::size_t i = 0; i < fitting; ++i) {
-    if (!residency.is_resident(window[i])) prefetch.push_back(window[i]);
+    if (residency.is_resident(window[i])) continue;
+    const std::uint64_t footprint = residency.footprint_bytes(window[i]);
+    const std::uint64_t there = residency.resident_bytes_of(window[i]);
+    prefetch.push_back(window[i]);
+    missing.push_back(footprint > there ? footprint - there : 0);
+    missing_total += missing.back();
   }
 
   // Room for them: evict blocks no kept block is, dead ones first (discarded, they move nothing),
   // then the least recently used.
   const std::uint64_t resident = residency.resident_bytes();
-  const std::uint64_t wanted = resident + prefetch.size() * kBlockBytes;
+  const std::uint64_t wanted = resident + missing_total;
   const std::uint64_t to_free = wanted > budget ? wanted - budget : 0;
   std::vector<BlockId> victims;
   std::unordered_set<BlockId> chosen;
+  std::uint64_t freed = 0;
   auto take = [&](BlockId block) {
-    if (victims.size() * kBlockBytes >= to_free) return false;
-    if (keep.count(block) == 0 && chosen.insert(block).second) victims.push_back(block);
+    if (freed >= to_free) return false;
+    if (keep.count(block) == 0 && chosen.insert(block).second) {
+      victims.push_back(block);
+      freed += residency.resident_bytes_of(block);
+    }
     return true;
   };
   for (const AddressRange& range : plan.discard) {
@@ -249,7 +280,12 @@ Plan PrefetchPlanner::plan(const ResidencyView& residency, std::span<const Addre
   // fifth of the prefetches' speed, and a prefetch waiting for them would arrive late. The room
   // they make serves the next plan.
   const std::uint64_t free_now = budget > resident ? budget - resident : 0;
-  prefetch.resize(std::min<std::size_t>(prefetch.size(), free_now / kBlockBytes));
+  std::size_t now = 0;
+  for (std::uint64_t adding = 0; now < prefetch.size(); ++now) {
+    adding += missing[now];
+    if (adding > free_now) break;
+  }
+  prefetch.resize(now);
   std::sort(victims.begin(), victims.end());
   plan.evict = coalesce(victims);
   plan.prefetch = coalesce(prefetch);
@@ -258,7 +294,8 @@ Plan PrefetchPlanner::plan(const ResidencyView& residency, std::span<const Addre
 
 std::size_t PrefetchPlanner::memory_bytes() const {
   return execution_ids_.memory_bytes() + table_bytes_ + models_.capacity() * sizeof(KernelModel) +
-         pending_.size() * sizeof(PendingLaunch) + last_window_.size() * 2 * sizeof(BlockId);
+         pending_.size() * sizeof(PendingLaunch) + last_window_.size() * 2 * sizeof(BlockId) +
+         extents_.starts() * PointerExtents::kBytesPerStart;
 }
 
 }  // namespace deepum::prefetch

@@ -23,6 +23,7 @@ namespace cfg = deepum::config;
 using cfg::Config;
 using cfg::ConfigLoad;
 using cfg::LogLevel;
+using cfg::RemoteAccess;
 using cfg::SizeSpec;
 using cfg::TracingLevel;
 
@@ -73,6 +74,7 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.alloc_limit == expected.alloc_limit);
   CHECK(actual.resident_limit == expected.resident_limit);
   CHECK(actual.eviction_headroom == expected.eviction_headroom);
+  CHECK(actual.remote_access == expected.remote_access);
   CHECK(actual.tracing == expected.tracing);
   CHECK(actual.trace_file == expected.trace_file);
   CHECK(actual.cupti_library == expected.cupti_library);
@@ -102,6 +104,7 @@ constexpr std::string_view kEveryKeyJson = R"({
   "alloc_limit": "64GiB",
   "resident_limit": "75%",
   "eviction_headroom": "1GiB",
+  "remote_access": "on_fault",
   "tracing": "launches",
   "trace_file": "/tmp/run-%p",
   "cupti_library": "/opt/cuda/lib64/libcupti.so.12",
@@ -119,6 +122,7 @@ Config every_key_config() {
   config.alloc_limit = SizeSpec::of_bytes(64 * kGiB);
   config.resident_limit = SizeSpec::of_percent(75.0);
   config.eviction_headroom = SizeSpec::of_bytes(kGiB);
+  config.remote_access = RemoteAccess::on_fault;
   config.tracing = TracingLevel::launches;
   config.trace_file = "/tmp/run-%p";
   config.cupti_library = "/opt/cuda/lib64/libcupti.so.12";
@@ -205,6 +209,7 @@ TEST_CASE("environment variables alone set every key") {
                     {"DEEPUM_ALLOC_LIMIT", "64GiB"},
                     {"DEEPUM_RESIDENT_LIMIT", "75%"},
                     {"DEEPUM_EVICTION_HEADROOM", "1GiB"},
+                    {"DEEPUM_REMOTE_ACCESS", "ON_FAULT"},
                     {"DEEPUM_TRACING", "launches"},
                     {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
                     {"DEEPUM_CUPTI_LIBRARY", "/opt/cuda/lib64/libcupti.so.12"},
@@ -219,8 +224,9 @@ TEST_CASE("environment variables alone set every key") {
   check_same(load.config, every_key_config());
   CHECK(load.origin ==
         "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, "
-        "DEEPUM_EVICTION_HEADROOM, DEEPUM_TRACING, DEEPUM_TRACE_FILE, DEEPUM_CUPTI_LIBRARY, "
-        "DEEPUM_TRACE_FLUSH_MS, DEEPUM_WORKER_INTERVAL_US, DEEPUM_LOG_LEVEL, DEEPUM_LOG_FILE, "
+        "DEEPUM_EVICTION_HEADROOM, DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, DEEPUM_TRACE_FILE, "
+        "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_WORKER_INTERVAL_US, DEEPUM_LOG_LEVEL, "
+        "DEEPUM_LOG_FILE, "
         "DEEPUM_STATS_FILE, DEEPUM_SUMMARY)");
 }
 
@@ -367,7 +373,8 @@ TEST_CASE("an unknown key names the closest known key") {
 
 TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
-      "enabled, alloc_limit, resident_limit, eviction_headroom, tracing, trace_file, cupti_library, "
+      "enabled, alloc_limit, resident_limit, eviction_headroom, remote_access, tracing, trace_file, "
+      "cupti_library, "
       "trace_flush_ms, worker_interval_us, log_level, log_file, stats_file, summary, prefetch.enabled, "
       "prefetch.lookahead, prefetch.adaptive_lookahead, prefetch.pre_evict, prefetch.discard, "
       "prefetch.history, "
@@ -388,7 +395,7 @@ TEST_CASE("the prefetch section is read from the file and from DEEPUM_PREFETCH_*
   CHECK(load.config.prefetch.lookahead == 64);
   CHECK_FALSE(load.config.prefetch.pre_evict);
   CHECK(load.config.prefetch.rows == 512);
-  CHECK(load.config.prefetch.enabled);
+  CHECK_FALSE(load.config.prefetch.enabled);  // off unless asked for
   check_failed(
       load_text(R"({"prefetch": {"lookahed": 64}})"),
       R"(deepum: config /tmp/x.json: unknown key "prefetch.lookahed" (did you mean "prefetch.lookahead"?))");
@@ -496,8 +503,9 @@ TEST_CASE("the Markdown table has a row for every key") {
 }
 
 TEST_CASE("the tracing and trace keys, their defaults and their environment variables") {
-  const std::array<std::pair<std::string_view, std::string_view>, 6> keys{{
+  const std::array<std::pair<std::string_view, std::string_view>, 7> keys{{
       {"eviction_headroom", "DEEPUM_EVICTION_HEADROOM"},
+      {"remote_access", "DEEPUM_REMOTE_ACCESS"},
       {"tracing", "DEEPUM_TRACING"},
       {"trace_file", "DEEPUM_TRACE_FILE"},
       {"cupti_library", "DEEPUM_CUPTI_LIBRARY"},
@@ -515,6 +523,7 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   }
   const Config config;
   CHECK(config.eviction_headroom == SizeSpec::of_bytes(256 * kMiB));
+  CHECK(config.remote_access == RemoteAccess::off);
   CHECK(config.tracing == TracingLevel::full);
   CHECK(config.trace_file.empty());
   CHECK(config.cupti_library.empty());
@@ -524,6 +533,23 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   const ConfigLoad load = cfg::load_config(FakeEnv{{"DEEPUM_TRACE_FILE", "/tmp/t-%p"}}.lookup());
   REQUIRE_MESSAGE(load.ok(), load.error);
   CHECK(load.config.trace_file == "/tmp/t-%p");
+}
+
+TEST_CASE("remote access modes, by name, and a wrong one named in the error") {
+  const std::array modes{RemoteAccess::off, RemoteAccess::mapped, RemoteAccess::on_fault};
+  const std::array<std::string_view, 3> names{"off", "mapped", "on_fault"};
+  for (std::size_t i = 0; i < modes.size(); ++i) {
+    CAPTURE(names[i]);
+    CHECK(cfg::remote_access_name(modes[i]) == names[i]);
+    const ConfigLoad from_file = load_text(R"({"remote_access": ")" + std::string(names[i]) + R"("})");
+    REQUIRE_MESSAGE(from_file.ok(), from_file.error);
+    CHECK(from_file.config.remote_access == modes[i]);
+  }
+  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_REMOTE_ACCESS", "true"}}.lookup()),
+               R"(deepum: environment DEEPUM_REMOTE_ACCESS="true": expected one of off, mapped, on_fault)");
+  check_failed(
+      load_text(R"({"remote_access": false})"),
+      R"(deepum: config /tmp/x.json: key "remote_access": expected one of off, mapped, on_fault, got false)");
 }
 
 TEST_CASE("tracing levels, by name in any case, from the file and the environment") {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "deepum/core/live_buffers.hpp"
 #include "deepum/cupti_tracer/launch_scanner.hpp"
 
 using namespace deepum;
@@ -29,7 +30,11 @@ class FakeManaged final : public ManagedLookup {
     return false;
   }
   AddressBounds bounds() const noexcept override { return bounds_; }
+  std::uint64_t buffer_bytes(std::uint64_t address) const noexcept override {
+    return buffers != nullptr ? buffers->bytes_from(address) : 0;
+  }
   void set_bounds(AddressBounds bounds) { bounds_ = bounds; }
+  const deepum::core::LiveBuffers* buffers = nullptr;
   std::size_t lookups() const { return lookups_.load(); }
 
  private:
@@ -299,6 +304,35 @@ TEST_CASE("scan_launch fills the launch: pointers, shape, key; kernelParams and 
   CHECK(scan_launch(packed_args, nullptr, managed, packed_launch).path == ScanPath::packed_buffer);
   CHECK(packed_launch.pointer_count == 2);
   CHECK(packed_launch.execution_key == launch.execution_key);
+}
+
+TEST_CASE("each pointer reaches the end of the live buffer holding it, where the allocator told") {
+  FakeManaged managed = managed_ranges();
+  deepum::core::LiveBuffers buffers;
+  buffers.handed_out(kManagedA, 0x10000);  // a 64 KiB tensor; b's buffer is unknown
+  buffers.handed_out(kManagedA + 0x20000, 0x100);
+  managed.buffers = &buffers;
+  const std::uint64_t a = kManagedA + 0x1000;  // a view into the tensor
+  const std::uint64_t b = kManagedB + 0x80;
+  const void* args[] = {&a, &b};
+  ParamLayout layout;
+  layout.status = LayoutStatus::known;
+  layout.params = {{0, 8}, {8, 8}};
+  LaunchArguments launch_args;
+  launch_args.function = 0xabc000;
+  launch_args.kernel_params = args;
+  core::KernelLaunch launch;
+  scan_launch(launch_args, &layout, managed, launch);
+  REQUIRE(launch.pointer_count == 2);
+  CHECK(launch.extents[0] == 0x10000 - 0x1000);
+  CHECK(launch.extents[1] == 0);
+  // Taken back by the allocator: unknown again.
+  buffers.returned(kManagedA);
+  CHECK(buffers.size() == 1);
+  scan_launch(launch_args, &layout, managed, launch);
+  CHECK(launch.extents[0] == 0);
+  CHECK(buffers.bytes_from(kManagedA + 0x20000 + 0xff) == 1);
+  CHECK(buffers.bytes_from(kManagedA + 0x20000 + 0x100) == 0);
 }
 
 TEST_CASE("scan_launch without a known layout scans nothing but still keys the launch") {

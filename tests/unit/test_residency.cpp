@@ -242,6 +242,68 @@ TEST_CASE("prefetched ranges count as resident at once, and migration records do
   CHECK(order == std::vector<BlockId>{block_of(kBase) + 1, block_of(kBase)});
 }
 
+TEST_CASE("the pages the program brings in itself are remembered; a prefetch moves only those") {
+  constexpr std::uint64_t kPage = ResidencyMap::kPageBytes;
+  ResidencyMap map(/*faults_make_resident=*/false);
+  map.on_range_allocated(kBase, 8 * kMiB);
+  const BlockId first = block_of(kBase), second = first + 1;
+  // Never touched: the whole block counts.
+  CHECK(map.touched_bytes(first) == 2 * kMiB);
+  // Demand paging brings in pages 2-3 of the first block, and a fault names page 9 of it.
+  Migration demand = migration(kBase + 2 * kPage, 2 * kPage, MigrationDirection::host_to_device, 10);
+  demand.cause = MigrationCause::coherence;
+  map.on_migration(demand);
+  PageFault fault = fault_at(kBase + 9 * kPage + 100, 11);
+  fault.access = FaultAccess::write;
+  map.on_fault(fault);
+  CHECK(map.touched_bytes(first) == 3 * kPage);
+  CHECK_FALSE(map.touched_resident(first));  // page 9 is not there yet
+  // deepum's own prefetch of the second block teaches nothing about what the program uses.
+  Migration prefetched = migration(block_base(second), 2 * kMiB, MigrationDirection::host_to_device, 12);
+  prefetched.cause = MigrationCause::prefetch;
+  map.on_migration(prefetched);
+  CHECK(map.touched_bytes(second) == 2 * kMiB);
+  // A plan for both blocks moves pages 2-3 and 9 of the first, and all of the second.
+  const std::vector<AddressRange> plan{{kBase, 4 * kMiB}};
+  const std::vector<AddressRange> expected{
+      {kBase + 2 * kPage, 2 * kPage}, {kBase + 9 * kPage, kPage}, {block_base(second), 2 * kMiB}};
+  CHECK(map.touched_parts(plan) == expected);
+  map.on_prefetched({kBase + 9 * kPage, kPage}, 20);
+  CHECK(map.touched_resident(first));
+  // The prefetch's own migration record is not counted again (a partial block never saturates).
+  const std::uint64_t before = map.resident_bytes();
+  Migration own = migration(kBase + 9 * kPage, kPage, MigrationDirection::host_to_device, 21);
+  own.cause = MigrationCause::prefetch;
+  map.on_migration(own);
+  CHECK(map.resident_bytes() == before);
+  // Evicted, the block keeps what it learned.
+  map.on_evicted({kBase, 2 * kMiB}, 30);
+  CHECK(map.touched_bytes(first) == 3 * kPage);
+  CHECK_FALSE(map.touched_resident(first));
+}
+
+TEST_CASE("touched pages across a block boundary, and forgotten where a shared block's range is freed") {
+  constexpr std::uint64_t kPage = ResidencyMap::kPageBytes;
+  ResidencyMap map(/*faults_make_resident=*/false);
+  map.on_range_allocated(kBase, 3 * kMiB);         // blocks 0 and half of 1
+  map.on_range_allocated(kBase + 3 * kMiB, kMiB);  // the other half of block 1
+  const BlockId first = block_of(kBase), second = first + 1;
+  // Pages 31 of block 0 and 0-1 of block 1, and page 20 of block 1 (in the second range).
+  Migration demand = migration(kBase + 31 * kPage, 3 * kPage, MigrationDirection::host_to_device, 10);
+  demand.cause = MigrationCause::coherence;
+  map.on_migration(demand);
+  demand.address = block_base(second) + 20 * kPage;
+  demand.bytes = kPage;
+  map.on_migration(demand);
+  CHECK(map.touched_bytes(first) == kPage);
+  CHECK(map.touched_bytes(second) == 3 * kPage);
+  // The first range goes; block 1 lives on for the second range and forgets pages 0-1.
+  map.on_range_freed(kBase, 3 * kMiB);
+  CHECK(map.touched_bytes(second) == kPage);
+  const std::vector<AddressRange> expected{{block_base(second) + 20 * kPage, kPage}};
+  CHECK(map.touched_parts(std::vector<AddressRange>{{block_base(second), 2 * kMiB}}) == expected);
+}
+
 TEST_CASE("Log2Histogram gives percentiles within a factor of two") {
   Log2Histogram histogram;
   CHECK(histogram.quantile(0.5) == 0);

@@ -21,6 +21,14 @@ enum class TracingLevel { off, launches, kernels, full };
 
 std::string_view tracing_level_name(TracingLevel level);
 
+// How the GPU reaches managed memory that is not resident, while resident_limit is enforced:
+// off: it faults the memory in (plain Unified Memory); mapped: it reads and writes it over the link
+// where it lies, without faulting; on_fault: the same, but a first touch after each eviction faults
+// once to map it, which tells the prefetcher what the kernel used.
+enum class RemoteAccess { off, mapped, on_fault };
+
+std::string_view remote_access_name(RemoteAccess mode);
+
 // A size as the user wrote it: absolute bytes, or a share of the device's total memory (resolved
 // once the device is known).
 class SizeSpec {
@@ -49,7 +57,9 @@ std::optional<SizeSpec> parse_size(std::string_view text, std::string* why = nul
 
 // The correlation prefetcher (DeepUM's tables and planner); see prefetch/prefetch_options.hpp.
 struct PrefetchConfig {
-  bool enabled = true;
+  // Off until it beats reactive eviction: on GPT-2 at 2x it was 0.46-0.85x of reactive's speed in
+  // every call of 2026-11-22 (docs/benchmarks.md).
+  bool enabled = false;
   // Kernels planned ahead (the starting value when adaptive). DeepUM's 32 is too short here: the
   // host runs far ahead of an oversubscribed GPU, and the longest measured (512) was the fastest.
   std::uint32_t lookahead = 512;
@@ -72,6 +82,9 @@ struct Config {
   SizeSpec resident_limit = SizeSpec::of_percent(100.0);  // what may stay resident on the GPU
   // Free room kept under resident_limit when evicting.
   SizeSpec eviction_headroom = SizeSpec::of_bytes(std::uint64_t{256} << 20);
+  // Under an enforced resident_limit: whether what is not resident is used over the link instead
+  // of being faulted in, so that only deepum's own prefetches add to residency.
+  RemoteAccess remote_access = RemoteAccess::off;
   TracingLevel tracing = TracingLevel::full;  // what CUPTI watches
   // Path prefix of the trace files; the library replaces "%p" by the pid. Empty: no trace.
   std::string trace_file;

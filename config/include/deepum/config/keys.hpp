@@ -19,7 +19,7 @@ namespace deepum::config {
 template <typename T>
 using FieldOf = T& (*)(Config&);
 using Field = std::variant<FieldOf<bool>, FieldOf<SizeSpec>, FieldOf<LogLevel>, FieldOf<std::string>,
-                           FieldOf<std::uint32_t>, FieldOf<TracingLevel>>;
+                           FieldOf<std::uint32_t>, FieldOf<TracingLevel>, FieldOf<RemoteAccess>>;
 
 namespace detail {
 template <auto member, auto... nested, typename Object>

@@ -56,6 +56,7 @@ struct PipelineStats {
   std::uint64_t bytes_to_host_by_eviction = 0;  // the driver's own evictions
   std::uint64_t deepum_evictions = 0, deepum_evicted_bytes = 0, deepum_eviction_failures = 0;
   std::uint64_t peak_estimated_resident_bytes = 0;
+  std::uint64_t peak_resident_blocks = 0;  // blocks holding any GPU bytes, at most
   std::uint64_t peak_measured_used_bytes = 0;
   AttributionStats attribution;
   PrefetchStats prefetch;

@@ -33,6 +33,9 @@ struct KernelLaunch {
   std::uint16_t pointer_count = 0;  // managed pointers found among the arguments
   bool pointers_truncated = false;  // more than kMaxPointers were found
   std::array<std::uint64_t, kMaxPointers> pointers{};
+  // Bytes each pointer reaches, to the end of the buffer the program's allocator handed out (a
+  // PyTorch tensor's block); 0 where unknown. Not written to trace files.
+  std::array<std::uint64_t, kMaxPointers> extents{};
 };
 
 // What the GPU ran: a kernel, or a copy-engine operation (cudaMemcpy*/cudaMemset* and their driver

@@ -25,7 +25,11 @@ struct PrefetchStats {
   // blocks it did not (not predicted): what is left to win by timing, and by prediction.
   std::uint64_t faults_in_window = 0, faults_outside_window = 0;
   std::uint64_t lookahead = 0;  // kernels planned ahead, at the end
-  std::uint64_t resets = 0;     // times the learned state outgrew its bounds and was forgotten
+  // Blocks the plans' windows held, at most, and the budget (the limit less the headroom, and less
+  // evictions still running) in whole blocks at the last plan. Blocks are budgeted by the pages the
+  // program touches of them, so a window can fit in fewer bytes than its blocks.
+  std::uint64_t window_blocks_max = 0, budget_blocks = 0;
+  std::uint64_t resets = 0;  // times the learned state outgrew its bounds and was forgotten
 };
 
 class HintPolicy {
@@ -33,6 +37,8 @@ class HintPolicy {
   virtual ~HintPolicy() = default;
   // The host enqueued a kernel.
   virtual void on_launch(const KernelLaunch& launch) = 0;
+  // A managed range was allocated or freed.
+  virtual void on_range(const RangeEvent& event) = 0;
   // A GPU page fault on `block`, as soon as its record arrives.
   virtual void on_fault(BlockId block) = 0;
   // The GPU ran the kernel of this launch (its execution record arrived).

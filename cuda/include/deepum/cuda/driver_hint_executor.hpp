@@ -84,7 +84,10 @@ CUcontext current_context();
 
 // Places a fresh range in host memory and waits for it, from the allocating thread (its context is
 // current). The GPU's first touch then arrives as a migration CUPTI reports, so residency is
-// counted exactly. An empty string on success, else what failed.
-std::string place_on_host(std::uint64_t address, std::uint64_t bytes);
+// counted exactly. With `prefer_host` (remote_access), the range's preferred location becomes the
+// host: a GPU touch then maps it over the link instead of migrating it, and only an explicit
+// prefetch moves it to the GPU. `map_for_gpu` also maps it for the current device ahead of time,
+// so not even the first touch faults. An empty string on success, else what failed.
+std::string place_on_host(std::uint64_t address, std::uint64_t bytes, bool prefer_host, bool map_for_gpu);
 
 }  // namespace deepum::cuda

@@ -92,6 +92,9 @@ class ManagedLookup {
   // Asked once per launch. Tighter bounds (lowest base, highest end of the live ranges) skip most
   // lookups; the default only excludes what cannot be a user pointer.
   virtual AddressBounds bounds() const noexcept { return {}; }
+  // Bytes from `address` to the end of the buffer holding it, where the program's allocator says
+  // (see core::LiveBuffers); 0 unknown. Asked once per pointer kept.
+  virtual std::uint64_t buffer_bytes(std::uint64_t /*address*/) const noexcept { return 0; }
 };
 
 // Collects distinct managed pointers in order of first appearance, without allocating.

@@ -21,6 +21,7 @@ class PlannerPolicy final : public core::HintPolicy {
   explicit PlannerPolicy(const PolicyOptions& options);
 
   void on_launch(const core::KernelLaunch& launch) override { planner_.on_launch(launch); }
+  void on_range(const core::RangeEvent& event) override { planner_.on_range(event); }
   void on_fault(BlockId block) override;
   void on_kernel_executed(std::uint64_t correlation_id) override {
     planner_.on_kernel_executed(correlation_id);

@@ -18,6 +18,11 @@ struct PrefetchOptions {
   std::size_t min_lookahead = 8;
   // GPU memory the plans leave free below the resident limit, for demand faults and new allocations.
   std::uint64_t headroom_bytes = 256ull << 20;
+  // Whether a pointer argument stands for its whole buffer (PointerExtents, or the size the
+  // program's allocator gave it) rather than its first block. For when the GPU raises no faults to
+  // learn from (remote_access): on GPT-2 with faults, whole buffers overstate what kernels touch,
+  // and the plans then evict and fetch back several times what reactive eviction moves.
+  bool pointer_extents = false;
   // Bounds on the learned state. Past either, everything is forgotten and learning starts over:
   // execution keys that never repeat (addresses that change every iteration) would otherwise grow
   // the tables without end. Measured with the defaults (libstdc++, 64-bit): an execution ID with its

@@ -21,6 +21,7 @@
 #include "deepum/core/residency_map.hpp"
 #include "deepum/prefetch/block_correlation_table.hpp"
 #include "deepum/prefetch/execution_id_table.hpp"
+#include "deepum/prefetch/pointer_extents.hpp"
 #include "deepum/prefetch/prefetch_options.hpp"
 
 namespace deepum::prefetch {
@@ -38,6 +39,11 @@ class ResidencyView {
   virtual std::uint64_t limit_bytes() const = 0;
   // Calls visit(block) for the resident blocks, least recently used first, until it returns false.
   virtual void visit_least_recently_used(const std::function<bool(BlockId)>& visit) const = 0;
+  // Bytes the block holds once resident (what the program touches of it), and holds now.
+  virtual std::uint64_t footprint_bytes(BlockId) const { return core::kBlockBytes; }
+  virtual std::uint64_t resident_bytes_of(BlockId block) const {
+    return is_resident(block) ? core::kBlockBytes : 0;
+  }
 };
 
 // Carried out in this order: discard, evict, prefetch. Ranges are 2 MB-block aligned except discard
@@ -60,17 +66,20 @@ class PrefetchPlanner {
 
   explicit PrefetchPlanner(const PrefetchOptions& options = {});
 
-  // The host enqueued a kernel: its pointer arguments are known future use, and its execution key
-  // extends the history the next kernels are predicted from.
+  // The host enqueued a kernel: its pointer arguments are known future use (each to the extent of
+  // its buffer, see PointerExtents), and its execution key extends the history the next kernels are
+  // predicted from.
   void on_launch(const core::KernelLaunch& launch);
+  // A managed range came or went: the bounds of its buffers' extents.
+  void on_range(const core::RangeEvent& event) { extents_.on_range(event); }
   // The GPU ran the kernel of that launch: it leaves the window of kernels to come. (Its learning
   // waits for on_kernel_complete, once its faults are known.)
   void on_kernel_executed(std::uint64_t correlation_id);
   // The GPU has run every launch on `stream` before the one with this correlation id.
   void on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id);
   // The kernel of that launch finished; `faulted` are the blocks of the faults attributed to it, in
-  // time order. Its table learns the pointer blocks (stable even once prefetching removes the
-  // faults) followed by the faulted blocks.
+  // time order. Its table learns the blocks of its pointers' extents (stable even once prefetching
+  // removes the faults) followed by the faulted blocks.
   void on_kernel_complete(std::uint64_t correlation_id, std::span<const BlockId> faulted);
   // A fault the last plan did not predict: the next plan follows the running kernel's table from
   // that block as well.
@@ -86,6 +95,12 @@ class PrefetchPlanner {
   std::vector<BlockId> predicted_blocks() const;
 
   std::size_t lookahead() const { return lookahead_; }
+  std::size_t last_window_blocks() const { return last_window_.size(); }
+  // Blocks that fit under this limit less the headroom.
+  std::uint64_t budget_blocks(std::uint64_t limit_bytes) const {
+    return limit_bytes > options_.headroom_bytes ? (limit_bytes - options_.headroom_bytes) / core::kBlockBytes
+                                                 : 0;
+  }
   // Whether the last plan's window held the block.
   bool in_last_window(BlockId block) const { return last_window_.count(block) != 0; }
   std::size_t memory_bytes() const;
@@ -100,7 +115,8 @@ class PrefetchPlanner {
     ExecutionId id = 0;
     std::uint16_t pointer_count = 0;
     bool executed = false;  // out of the window, waiting to be learned from
-    std::array<BlockId, core::KernelLaunch::kMaxPointers> pointer_blocks{};
+    std::array<std::uint64_t, core::KernelLaunch::kMaxPointers> pointers{};
+    std::array<std::uint64_t, core::KernelLaunch::kMaxPointers> extents{};  // 0: see PointerExtents
   };
   // One execution ID's table and how far its predictions are trusted: a kernel whose touches its
   // table failed to predict twice running (random accesses) is not prefetched for until it predicts
@@ -116,12 +132,16 @@ class PrefetchPlanner {
   void add_kernel_blocks(ExecutionId id, const PendingLaunch* launch, std::optional<BlockId> restart,
                          std::vector<BlockId>& window, std::unordered_set<BlockId>& seen) const;
   void forget_everything();
+  // Calls add(block) for every block of the launch's pointers' extents, in pointer order.
+  template <typename Fn>
+  void for_each_pointer_block(const PendingLaunch& launch, Fn&& add) const;
 
   PrefetchOptions options_;
   ExecutionIdTable execution_ids_;
   std::vector<KernelModel> models_;  // by execution ID
   std::uint64_t table_bytes_ = 0;
   std::deque<PendingLaunch> pending_;  // launch order
+  PointerExtents extents_;
   std::optional<BlockId> restart_block_;
   std::unordered_set<BlockId> last_window_;
   std::size_t lookahead_;

@@ -1,0 +1,51 @@
+// What the benchmark programs share: checked CUDA calls, memory locations, and a managed buffer of
+// the size asked on the command line, refused when it is more than a share of the GPU's free memory
+// (the safety rule of the GPU machine: never ask for managed memory the card does not have free).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t e = (call);                                                                      \
+    if (e != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
+      std::exit(1);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+namespace bench {
+
+inline cudaMemLocation device_location(int device) {
+  cudaMemLocation location{};
+  location.type = cudaMemLocationTypeDevice;
+  location.id = device;
+  return location;
+}
+
+inline cudaMemLocation host_location() {
+  cudaMemLocation location{};
+  location.type = cudaMemLocationTypeHost;
+  return location;
+}
+
+// argv[1] MiB (or default_mib) as bytes, with the current device; exits with 2 and a message when
+// that is more than free memory / max_share_divisor.
+inline size_t requested_bytes(int argc, char** argv, size_t default_mib, size_t max_share_divisor,
+                              const char* program, int* device) {
+  const size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : default_mib;
+  CHECK_CUDA(cudaGetDevice(device));
+  size_t free_bytes = 0, total = 0;
+  CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total));
+  if ((mib << 20) > free_bytes / max_share_divisor) {
+    std::fprintf(stderr, "%s: %zu MiB is more than 1/%zu of the free %zu MiB; ask for less\n", program, mib,
+                 max_share_divisor, free_bytes >> 20);
+    std::exit(2);
+  }
+  return mib << 20;
+}
+
+}  // namespace bench
