@@ -28,13 +28,7 @@ class ResidencyMapView final : public ResidencyView {
 
 template <typename Fn>
 void for_each_block(std::span<const AddressRange> ranges, Fn&& fn) {
-  for (const AddressRange& range : ranges) {
-    if (range.bytes == 0) continue;
-    for (BlockId block = core::block_of(range.address);
-         block <= core::block_of(range.address + range.bytes - 1); ++block) {
-      fn(block);
-    }
-  }
+  for (const AddressRange& range : ranges) core::for_each_block_of(range, fn);
 }
 
 }  // namespace

@@ -79,11 +79,9 @@ void PrefetchPlanner::for_each_pointer_block(const PendingLaunch& launch, Fn&& a
       continue;
     }
     // The allocator's own size where known; else up to the next buffer launches have shown.
-    const AddressRange extent = launch.extents[i] != 0 ? AddressRange{launch.pointers[i], launch.extents[i]}
-                                                       : extents_.extent(launch.pointers[i]);
-    for (BlockId block = block_of(extent.address); block <= block_of(extent.address + extent.bytes - 1);
-         ++block)
-      add(block);
+    core::for_each_block_of(launch.extents[i] != 0 ? AddressRange{launch.pointers[i], launch.extents[i]}
+                                                   : extents_.extent(launch.pointers[i]),
+                            add);
   }
 }
 

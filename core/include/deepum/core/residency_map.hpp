@@ -21,6 +21,14 @@ struct AddressRange {
   bool operator==(const AddressRange&) const = default;
 };
 
+// Calls fn(block) for every 2 MB block the range overlaps.
+template <typename Fn>
+void for_each_block_of(const AddressRange& range, Fn&& fn) {
+  if (range.bytes == 0) return;
+  for (BlockId block = block_of(range.address); block <= block_of(range.address + range.bytes - 1); ++block)
+    fn(block);
+}
+
 inline std::uint64_t total_bytes(std::span<const AddressRange> ranges) {
   std::uint64_t bytes = 0;
   for (const AddressRange& range : ranges) bytes += range.bytes;
