@@ -28,4 +28,10 @@ if os.environ.get("DEEPUM_EXPECT_PREFETCH") == "1":
         sys.exit("FAIL: the prefetcher made no plan under the resident limit")
     print(f"prefetcher: {prefetch['plans']} plans, {prefetch['prefetched_bytes']} bytes prefetched, "
           f"{prefetch['pre_evicted_bytes']} pre-evicted")
+most = os.environ.get("DEEPUM_EXPECT_PEAK_AT_MOST")
+if most:
+    peak = stats.get("tracing", {}).get("peak_estimated_resident_bytes", 0)
+    print(f"peak resident (estimate): {peak} bytes, limit {most}")
+    if peak > int(most):
+        sys.exit(f"FAIL: residency reached {peak} bytes, over {most}")
 PY
