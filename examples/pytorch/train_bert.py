@@ -23,8 +23,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_gpt2 import (MLP, FOOTPRINT_STEPS, RunSetup, make_optimizer, report,  # noqa: E402
-                        train_steps)
+from train_gpt2 import (MLP, RunSetup, add_output_arguments, add_run_arguments,  # noqa: E402
+                        make_optimizer, parse_run_args, report, train_steps)
 
 PRESETS: dict[str, dict[str, int]] = {
     "bert-base": {"n_layer": 12, "n_head": 12, "n_embd": 768},
@@ -144,14 +144,6 @@ def make_batch(step: int, seed: int, batch: int, seq_len: int, vocab: int,
     return inputs.to(device), targets.to(device)
 
 
-def resolve_shapes(args: argparse.Namespace) -> None:
-    """Fill unset shape flags from the preset, then from the defaults."""
-    preset = PRESETS.get(args.preset, {}) if args.preset else {}
-    for key, default in DEFAULTS.items():
-        if getattr(args, key) is None:
-            setattr(args, key, preset.get(key, default))
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description="Train a BERT-style encoder with a masked-LM-like loss on seeded random tokens "
@@ -165,32 +157,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--n-embd", type=int, help=f"hidden width (default {DEFAULTS['n_embd']})")
     p.add_argument("--seq-len", type=int, help=f"sequence length (default {DEFAULTS['seq_len']})")
     p.add_argument("--vocab", type=int, help=f"vocabulary size (default {DEFAULTS['vocab']})")
-    p.add_argument("--batch", type=int, default=16, help="sequences per step (default %(default)s)")
-    p.add_argument("--steps", type=int, default=30, help="training steps (default %(default)s)")
-    p.add_argument("--warmup-steps", type=int, default=5,
-                   help="initial steps excluded from the median step time (default %(default)s)")
-    p.add_argument("--seed", type=int, default=1234,
-                   help="seed for the weights; step i's batch uses seed+i (default %(default)s)")
-    p.add_argument("--lr", type=float, default=1e-4, help="AdamW learning rate (default %(default)s)")
-    p.add_argument("--device", default="cuda",
-                   help="torch device, e.g. cuda, cuda:1, cpu (default %(default)s)")
-    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32",
-                   help="fp32 (needed for loss comparisons) or bf16 autocast (default %(default)s)")
-    p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=True,
-                   help="deterministic algorithms, no TF32, CUBLAS_WORKSPACE_CONFIG=:4096:8 "
-                        "(default on)")
-    p.add_argument("--json", metavar="PATH", help="write results as JSON to PATH")
-    p.add_argument("--footprint-only", action="store_true",
-                   help=f"run {FOOTPRINT_STEPS} steps and print 'footprint_bytes N' "
-                        "(peak reserved bytes)")
-    args = p.parse_args(argv)
-    resolve_shapes(args)
-    if args.footprint_only:
-        args.steps = FOOTPRINT_STEPS
-        args.warmup_steps = 0
-    for key in ("n_layer", "n_head", "n_embd", "seq_len", "vocab", "batch", "steps"):
-        if getattr(args, key) <= 0:
-            p.error(f"--{key.replace('_', '-')} must be positive")
+    add_run_arguments(p, batch=16, lr=1e-4)
+    add_output_arguments(p)
+    args = parse_run_args(p, argv, PRESETS, DEFAULTS)
     if args.vocab < 2:
         p.error("--vocab must be at least 2 (the last id is the mask token)")
     if args.warmup_steps < 0:

@@ -276,12 +276,55 @@ def offload_context(offload: str, device: torch.device) -> contextlib.AbstractCo
     return contextlib.nullcontext()
 
 
-def resolve_shapes(args: argparse.Namespace) -> None:
+def resolve_shapes(args: argparse.Namespace, presets: dict = PRESETS, defaults: dict = DEFAULTS) -> None:
     """Fill unset shape flags from the preset, then from the defaults."""
-    preset = PRESETS.get(args.preset, {}) if args.preset else {}
-    for key, default in DEFAULTS.items():
+    preset = presets.get(args.preset, {}) if args.preset else {}
+    for key, default in defaults.items():
         if getattr(args, key) is None:
             setattr(args, key, preset.get(key, default))
+
+
+def add_run_arguments(p: argparse.ArgumentParser, batch: int, lr: float) -> None:
+    """The flags every training example here takes: batch, steps, seed, learning rate, device."""
+    p.add_argument("--batch", type=int, default=batch, help="sequences per step (default %(default)s)")
+    p.add_argument("--steps", type=int, default=30, help="training steps (default %(default)s)")
+    p.add_argument("--warmup-steps", type=int, default=5,
+                   help="initial steps excluded from the median step time (default %(default)s)")
+    p.add_argument("--seed", type=int, default=1234,
+                   help="seed for the weights; step i's batch uses seed+i (default %(default)s)")
+    p.add_argument("--lr", type=float, default=lr,
+                   help="AdamW learning rate (default %(default)s)")
+    p.add_argument("--device", default="cuda",
+                   help="torch device, e.g. cuda, cuda:1, cpu (default %(default)s)")
+    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32",
+                   help="fp32 (needed for loss comparisons) or bf16 autocast (default %(default)s)")
+
+
+def add_output_arguments(p: argparse.ArgumentParser) -> None:
+    """Determinism and what the run writes: the flags every training example here ends with."""
+    p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=True,
+                   help="deterministic algorithms, no TF32, CUBLAS_WORKSPACE_CONFIG=:4096:8 "
+                        "(default on)")
+    p.add_argument("--json", metavar="PATH", help="write results as JSON to PATH")
+    p.add_argument("--footprint-only", action="store_true",
+                   help=f"run {FOOTPRINT_STEPS} steps and print 'footprint_bytes N' "
+                        "(peak reserved bytes)")
+
+
+def parse_run_args(p: argparse.ArgumentParser, argv: list[str] | None, presets: dict,
+                   defaults: dict) -> argparse.Namespace:
+    """Parse, fill the shapes in, apply --footprint-only, and check what every example needs."""
+    args = p.parse_args(argv)
+    resolve_shapes(args, presets, defaults)
+    if args.footprint_only:
+        args.steps = FOOTPRINT_STEPS
+        args.warmup_steps = 0
+    for key in ("n_layer", "n_head", "n_embd", "seq_len", "vocab", "batch", "steps"):
+        if getattr(args, key) <= 0:
+            p.error(f"--{key.replace('_', '-')} must be positive")
+    if args.warmup_steps < 0:
+        p.error("--warmup-steps must be >= 0")
+    return args
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -302,45 +345,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help=f"sequence length (default {DEFAULTS['seq_len']})")
     p.add_argument("--vocab", type=int,
                    help=f"vocabulary size (default {DEFAULTS['vocab']})")
-    p.add_argument("--batch", type=int, default=8, help="sequences per step (default %(default)s)")
-    p.add_argument("--steps", type=int, default=30, help="training steps (default %(default)s)")
-    p.add_argument("--warmup-steps", type=int, default=5,
-                   help="initial steps excluded from the median step time (default %(default)s)")
-    p.add_argument("--seed", type=int, default=1234,
-                   help="seed for the weights; step i's batch uses seed+i (default %(default)s)")
-    p.add_argument("--lr", type=float, default=3e-4,
-                   help="AdamW learning rate (default %(default)s)")
-    p.add_argument("--device", default="cuda",
-                   help="torch device, e.g. cuda, cuda:1, cpu (default %(default)s)")
-    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32",
-                   help="fp32 (needed for loss comparisons) or bf16 autocast (default %(default)s)")
+    add_run_arguments(p, batch=8, lr=3e-4)
     p.add_argument("--attention", choices=["sdpa", "math"], default="sdpa",
                    help="sdpa: F.scaled_dot_product_attention(is_causal=True); "
                         "math: explicit softmax(QK^T)V, larger and deterministic "
                         "(default %(default)s)")
-    p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=True,
-                   help="deterministic algorithms, no TF32, CUBLAS_WORKSPACE_CONFIG=:4096:8 "
-                        "(default on)")
     p.add_argument("--offload", choices=OFFLOAD_MODES, default="none",
                    help="hand-written offloading baseline: save_on_cpu (activations to pinned host "
                         "memory), fsdp2_cpu (FSDP2 fully_shard with CPUOffloadPolicy, world size 1), "
                         "or both (default %(default)s)")
     p.add_argument("--memory-fraction", type=float, metavar="F",
                    help="torch.cuda.set_per_process_memory_fraction(F) before the model is built")
-    p.add_argument("--json", metavar="PATH", help="write results as JSON to PATH")
-    p.add_argument("--footprint-only", action="store_true",
-                   help=f"run {FOOTPRINT_STEPS} steps and print 'footprint_bytes N' "
-                        "(peak reserved bytes)")
-    args = p.parse_args(argv)
-    resolve_shapes(args)
-    if args.footprint_only:
-        args.steps = FOOTPRINT_STEPS
-        args.warmup_steps = 0
-    for key in ("n_layer", "n_head", "n_embd", "seq_len", "vocab", "batch", "steps"):
-        if getattr(args, key) <= 0:
-            p.error(f"--{key.replace('_', '-')} must be positive")
-    if args.warmup_steps < 0:
-        p.error("--warmup-steps must be >= 0")
+    add_output_arguments(p)
+    args = parse_run_args(p, argv, PRESETS, DEFAULTS)
     if args.memory_fraction is not None and not 0 < args.memory_fraction <= 1:
         p.error("--memory-fraction must be in (0, 1]")
     return args
