@@ -14,10 +14,14 @@
 #             on_fault): reactive eviction, the prefetcher, and the prefetcher with remote_access
 #             mapped or on_fault (what is not resident is used over the link); laN: the prefetcher
 #             with lookahead N; noevict: the prefetcher without pre-eviction
+#   limit     build, ctest, then at FACTORS (1.5 2 3): MODES (reactive shared): reactive eviction
+#             with CUPTI's per-thread activity buffers (the default) and with one shared buffer;
+#             headSIZE: reactive eviction with eviction_headroom SIZE (e.g. head1GiB)
+#   SKIP_CTEST=1 skips ctest in main, remote and limit.
 # Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
 # run; GPT-2 124M at batch 8 needs ~11 GiB.
 set -uo pipefail
-phase=${1:?usage: prefetch_gpu.sh main|trace|ablation|remote}
+phase=${1:?usage: prefetch_gpu.sh main|trace|ablation|remote|limit}
 source "$(dirname "$0")/common.sh"
 export DEEPUM_PREFETCH_ENABLED=true  # off by default; every run here prefetches unless it says false
 
@@ -31,13 +35,42 @@ native_and_bandwidth() {
   echo "footprint (peak reserved, native): $footprint bytes"
 }
 limit_at() { python3 -c "print(int($footprint / $1))"; }
+run_ctest() {
+  [[ -n ${SKIP_CTEST:-} ]] && return
+  echo "== ctest"
+  (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
+  grep -E "tests passed|tests failed|\*\*\*Failed|Skipped" "$out/ctest.log" | tail -8
+}
+# mode_settings MODE: the environment of one mode of the remote and limit phases.
+mode_settings() {
+  case $1 in
+  reactive) settings=(DEEPUM_PREFETCH_ENABLED=false) ;;
+  shared) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_TRACE_PER_THREAD_BUFFERS=false) ;;
+  deepum) settings=() ;;
+  la[0-9]*) settings=(DEEPUM_PREFETCH_LOOKAHEAD="${1#la}") ;;
+  noevict) settings=(DEEPUM_PREFETCH_PRE_EVICT=false) ;;
+  head*) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_EVICTION_HEADROOM="${1#head}") ;;
+  mapped | on_fault) settings=(DEEPUM_REMOTE_ACCESS="$1") ;;
+  *) echo "prefetch_gpu.sh: unknown mode $1" >&2; exit 2 ;;
+  esac
+}
+# run_modes FACTORS MODES: GPT-2 at each oversubscription factor in each mode.
+run_modes() {
+  for factor in $1; do
+    limit=$(limit_at "$factor")
+    for mode in $2; do
+      mode_settings "$mode"
+      (export DEEPUM_RESIDENT_LIMIT="$limit" "${settings[@]}"
+        deepum "gpt2_${mode}_x$factor" "${g[@]}" --json "$out/gpt2_${mode}_x$factor.json")
+      runs+=("$out/gpt2_${mode}_x$factor")
+    done
+  done
+}
 runs=()
 
 case "$phase" in
 main)
-  echo "== ctest"
-  (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
-  grep -E "tests passed|tests failed|\*\*\*Failed|Skipped" "$out/ctest.log" | tail -8
+  run_ctest
   native_and_bandwidth
   for factor in ${FACTORS:-2 3}; do
     DEEPUM_RESIDENT_LIMIT=$(limit_at "$factor") DEEPUM_PREFETCH_ENABLED=false \
@@ -59,27 +92,16 @@ main)
   done
   ;;
 remote)
-  echo "== ctest"
-  (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
-  grep -E "tests passed|tests failed|\*\*\*Failed|Skipped" "$out/ctest.log" | tail -8
+  run_ctest
   "$root/build-gpu/bin/remote_access_probe" 1024 >"$out/remote_access_probe.txt" 2>&1
   cat "$out/remote_access_probe.txt"
   native_and_bandwidth
-  for factor in ${FACTORS:-2 3}; do
-    limit=$(limit_at "$factor")
-    for mode in ${MODES:-reactive deepum mapped on_fault}; do
-      case $mode in
-      reactive) settings=(DEEPUM_PREFETCH_ENABLED=false) ;;
-      deepum) settings=() ;;
-      la[0-9]*) settings=(DEEPUM_PREFETCH_LOOKAHEAD="${mode#la}") ;;
-      noevict) settings=(DEEPUM_PREFETCH_PRE_EVICT=false) ;;
-      *) settings=(DEEPUM_REMOTE_ACCESS="$mode") ;;
-      esac
-      (export DEEPUM_RESIDENT_LIMIT="$limit" "${settings[@]}"
-        deepum "gpt2_${mode}_x$factor" "${g[@]}" --json "$out/gpt2_${mode}_x$factor.json")
-      runs+=("$out/gpt2_${mode}_x$factor")
-    done
-  done
+  run_modes "${FACTORS:-2 3}" "${MODES:-reactive deepum mapped on_fault}"
+  ;;
+limit)
+  run_ctest
+  native_and_bandwidth
+  run_modes "${FACTORS:-1.5 2 3}" "${MODES:-reactive shared}"
   ;;
 trace)
   native_and_bandwidth

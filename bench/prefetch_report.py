@@ -36,6 +36,24 @@ def losses_equal(a: dict, b: dict) -> str:
     return "identical" if worst == 0 else f"max rel diff {worst:.1e}"
 
 
+def peak_cell(peak: int, limit: int) -> str:
+    over = f" ({100 * (peak - limit) / limit:+.0f}%)" if limit else ""
+    return f"{peak / GIB:.2f} / {limit / GIB:.2f}{over}"
+
+
+def late_cell(t: dict) -> str:
+    """How late fault records reached deepum (upper ends of power-of-two buckets, in ms)."""
+    delay = t.get("fault_delay_us")
+    return f"{delay['p50'] / 1000:.0f} / {delay['p99'] / 1000:.0f}" if delay else "-"
+
+
+def remote_cell(t: dict) -> str:
+    """Memory the driver mapped over the link instead of migrating it (its answer to thrashing)."""
+    if "remote_map_bytes" not in t:
+        return "-"
+    return f"{t['remote_map_bytes'] / GIB:.2f} ({t['remote_map_bytes_for_thrashing'] / GIB:.2f})"
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--native", required=True, type=Path)
@@ -58,7 +76,7 @@ def main(argv: list[str]) -> int:
     reactive: dict[str, dict] = {}
     for prefix in args.runs:
         name = Path(prefix).name
-        match = re.search(r"_([a-z0-9-]+)_x([0-9.]+)$", name)
+        match = re.search(r"_([A-Za-z0-9-]+)_x([0-9.]+)$", name)
         if not match:
             print(f"prefetch_report: {name}: expected a name ending in _MODE_xFACTOR", file=sys.stderr)
             return 2
@@ -73,6 +91,7 @@ def main(argv: list[str]) -> int:
 
     headers = ["run", "median step ms", "x native", "x floor", "reactive / this", "losses vs native",
                "faults (vs reactive)", "GiB to GPU / to host per run", "peak resident est. / limit GiB",
+               "fault records late ms p50/p99", "driver remote-mapped GiB (for thrashing)",
                "prefetched GiB (timely/late/wasted blocks)"]
     print("| " + " | ".join(headers) + " |")
     print("|" + "---|" * len(headers))
@@ -97,7 +116,7 @@ def main(argv: list[str]) -> int:
             e["name"], f"{ms:.1f}", f"{ms / native_ms:.2f}", f"{ms / floor_ms:.2f} (floor {floor_ms:.0f} ms)",
             speedup, losses_equal(native, run), f"{faults}{fault_share}",
             f"{t.get('bytes_to_gpu', 0) / GIB:.1f} / {t.get('bytes_to_host', 0) / GIB:.1f}",
-            f"{t.get('peak_estimated_resident_bytes', 0) / GIB:.2f} / {limit / GIB:.2f}", prefetched,
+            peak_cell(t.get("peak_estimated_resident_bytes", 0), limit), late_cell(t), remote_cell(t), prefetched,
         ]
         print("| " + " | ".join(rows_cells) + " |")
     print(f"\n(runs of {steps} steps; the floor counts F - L bytes each way per step)")

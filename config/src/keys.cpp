@@ -47,6 +47,10 @@ constexpr std::array kKeys{
         "How often CUPTI hands over its activity records, in milliseconds; at most 2 while resident_limit is "
         "enforced.",
         field<&Config::trace_flush_ms>(), IntegerRange{1, 1000}},
+    KeySpec{"trace_per_thread_buffers", "true",
+            "Give CUPTI one activity buffer per thread, so fault and migration records are not held back "
+            "until the kernels queued beside them have run.",
+            field<&Config::trace_per_thread_buffers>()},
     KeySpec{"worker_interval_us", "1000",
             "How often deepum's worker thread acts on new events, in microseconds; at most 250 while "
             "resident_limit is enforced.",

@@ -125,6 +125,23 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
     // Discarded and placed on the host without moving a byte: off the GPU as of now.
     residency_.on_evicted({hint->address, hint->bytes}, hint->time);
     stats_.prefetch.discarded_bytes += hint->bytes;
+  } else if (const auto* action = std::get_if<DriverAction>(&event)) {
+    // Counted only: remote mappings move nothing, so residency is unchanged.
+    switch (action->kind) {
+      case DriverAction::Kind::thrashing:
+        ++stats_.thrashing_records;
+        stats_.thrashing_bytes += action->bytes;
+        break;
+      case DriverAction::Kind::throttling:
+        ++stats_.throttling_records;
+        break;
+      case DriverAction::Kind::remote_map:
+        ++stats_.remote_map_records;
+        stats_.remote_map_bytes += action->bytes;
+        if (action->cause == DriverAction::Cause::thrashing)
+          stats_.remote_map_bytes_for_thrashing += action->bytes;
+        break;
+    }
   } else if (const auto* range = std::get_if<RangeEvent>(&event)) {
     if (recorder) recorder->range(*range);
     if (policy_) policy_->on_range(*range);
@@ -176,6 +193,7 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   // A policy that evicts also absorbs overshoot with its plans (they evict down to the budget),
   // asynchronously; a synchronous eviction here would only wait behind its queued evictions.
   if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts())) {
+    learn_headroom();
     enforce_resident_limit(now, executor, recorder);
   }
   sample_residency(now, executor, recorder);
@@ -260,17 +278,39 @@ void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecor
   stats_.peak_resident_blocks = residency_.peak_resident_blocks();
 }
 
+// Residency past the limit means more arrived between crossing the trigger and the eviction taking
+// effect than the headroom holds (records arrive late, evictions take time): start that much
+// earlier from now on. Grows once per overshoot, by its height, up to half the limit.
+void EventPipeline::learn_headroom() {
+  const std::uint64_t limit = options_.resident_limit_bytes;
+  const std::uint64_t resident = residency_.resident_bytes();
+  if (resident <= limit) {
+    overshoot_ = 0;
+    return;
+  }
+  const std::uint64_t over = resident - limit;
+  if (over <= overshoot_) return;
+  std::lock_guard lock(stats_mutex_);
+  if (overshoot_ == 0) ++stats_.overshoots;
+  headroom_ = std::min(options_.max_headroom(), headroom_ + (over - overshoot_));
+  overshoot_ = over;
+}
+
 void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {
   const std::uint64_t limit = options_.resident_limit_bytes;
-  const std::uint64_t headroom = options_.effective_headroom();
   // The estimate, not the driver's used-memory figure: the driver keeps GPU pages it has migrated
   // away in its own pool, so that figure never falls (measured on an H200: it stayed at the full
   // footprint while deepum evicted).
   const std::uint64_t resident = residency_.resident_bytes();
-  const std::uint64_t trigger = limit - std::min(limit, headroom);
+  const std::uint64_t trigger = limit - std::min(limit, headroom_);
+  {
+    std::lock_guard lock(stats_mutex_);
+    stats_.eviction_headroom_bytes = headroom_;
+  }
   if (resident <= trigger) return;
-  // Evict down to a full headroom below the trigger so eviction runs in batches, not per fault.
-  const std::uint64_t target = trigger > headroom ? trigger - headroom : 0;
+  // Evict a batch below the trigger so eviction runs in batches, not per fault.
+  const std::uint64_t batch = options_.effective_headroom();
+  const std::uint64_t target = trigger > batch ? trigger - batch : 0;
   const std::vector<AddressRange> victims =
       residency_.choose_victims(resident - target, [this](BlockId block) { return in_flight(block); });
   if (victims.empty()) return;

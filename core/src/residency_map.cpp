@@ -46,6 +46,30 @@ void ResidencyMap::set_gpu_bytes(BlockId id, Block& block, std::uint64_t bytes) 
   peak_resident_bytes_ = std::max(peak_resident_bytes_, resident_bytes_);
 }
 
+void ResidencyMap::set_resident(BlockId id, Block& block, std::uint64_t lo, std::uint64_t hi, bool resident) {
+  if (lo >= hi) return;
+  // Granules partly covered count whole: records and hints are granule aligned in practice.
+  const std::uint64_t first = (lo % kBlockBytes) / kGranuleBytes;
+  const std::uint64_t last = ((hi - 1) % kBlockBytes) / kGranuleBytes;
+  std::uint64_t granules = 0;
+  for (std::size_t word = 0; word < block.resident_granules.size(); ++word) {
+    const std::uint64_t word_first = word * 64, word_last = word_first + 63;
+    if (first <= word_last && last >= word_first) {
+      const std::uint64_t from = std::max(first, word_first) - word_first;
+      const std::uint64_t to = std::min(last, word_last) - word_first;
+      const std::uint64_t bits =
+          (to - from == 63 ? ~std::uint64_t{0} : ((std::uint64_t{1} << (to - from + 1)) - 1)) << from;
+      if (resident) {
+        block.resident_granules[word] |= bits;
+      } else {
+        block.resident_granules[word] &= ~bits;
+      }
+    }
+    granules += static_cast<std::uint64_t>(std::popcount(block.resident_granules[word]));
+  }
+  set_gpu_bytes(id, block, granules * kGranuleBytes);
+}
+
 void ResidencyMap::touch(BlockId id, Block& block, Timestamp time) {
   if (time <= block.last_use) return;
   if (block.gpu_bytes > 0) {
@@ -70,6 +94,7 @@ void ResidencyMap::on_range_freed(std::uint64_t address, std::uint64_t bytes) {
     const std::uint64_t overlap = hi - lo;
     // A block shared with a live range keeps only what was learned of that range's pages.
     block->touched_pages &= ~page_bits(lo, hi);
+    set_resident(id, *block, lo, hi, false);
     const std::uint64_t capacity = block->capacity > overlap ? block->capacity - overlap : 0;
     if (capacity == 0) {
       set_gpu_bytes(id, *block, 0);
@@ -92,7 +117,9 @@ void ResidencyMap::on_fault(const PageFault& fault) {
   if (block == nullptr) return;
   if (fault.access != FaultAccess::prefetch) mark_touched(fault.address, 1);
   touch(block_of(fault.address), *block, fault.start);
-  if (faults_make_resident_) set_gpu_bytes(block_of(fault.address), *block, block->capacity);
+  // The whole block (its managed part: the count is clamped to the capacity).
+  const BlockId id = block_of(fault.address);
+  if (faults_make_resident_) set_resident(id, *block, block_base(id), block_base(id) + kBlockBytes, true);
 }
 
 void ResidencyMap::on_migration(const Migration& migration) {
@@ -102,16 +129,10 @@ void ResidencyMap::on_migration(const Migration& migration) {
   for_each_block(migration.address, migration.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
     Block* block = find(id);
     if (block == nullptr || migration.start < block->last_hint) return;
-    // deepum's own prefetch or eviction of the block, already counted when it was submitted: a
-    // prefetch of some pages never fills the block, so counting it again would not saturate.
-    if (migration.cause == MigrationCause::prefetch && block->last_hint != 0) return;
-    const std::uint64_t overlap = hi - lo;
-    if (to_gpu) {
-      touch(id, *block, migration.start);
-      set_gpu_bytes(id, *block, block->gpu_bytes + overlap);
-    } else {
-      set_gpu_bytes(id, *block, block->gpu_bytes > overlap ? block->gpu_bytes - overlap : 0);
-    }
+    // Whatever the cause (the driver's fault-time prefetching reports `prefetch` too): granules
+    // deepum already counted for its own hints stay counted once.
+    if (to_gpu) touch(id, *block, migration.start);
+    set_resident(id, *block, lo, hi, to_gpu);
   });
 }
 
@@ -122,9 +143,8 @@ void ResidencyMap::on_use(std::uint64_t address, Timestamp time) {
 void ResidencyMap::on_evicted(const AddressRange& range, Timestamp time) {
   for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
     if (Block* block = find(id)) {
-      const std::uint64_t overlap = hi - lo;
       block->last_hint = std::max(block->last_hint, time);
-      set_gpu_bytes(id, *block, block->gpu_bytes > overlap ? block->gpu_bytes - overlap : 0);
+      set_resident(id, *block, lo, hi, false);
     }
   });
 }
@@ -134,7 +154,7 @@ void ResidencyMap::on_prefetched(const AddressRange& range, Timestamp time) {
     if (Block* block = find(id)) {
       touch(id, *block, time);
       block->last_hint = std::max(block->last_hint, time);
-      set_gpu_bytes(id, *block, block->gpu_bytes + (hi - lo));
+      set_resident(id, *block, lo, hi, true);
     }
   });
 }

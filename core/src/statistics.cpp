@@ -112,6 +112,18 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
               t.migrations_to_host, format_bytes(t.bytes_to_host_by_eviction));
   append_line(out, "  deepum evictions: {} ({}), {} refused by the driver", t.deepum_evictions,
               format_bytes(t.deepum_evicted_bytes), t.deepum_eviction_failures);
+  if (t.eviction_headroom_bytes != 0) {
+    append_line(out, "  eviction headroom: {} at the end ({} overshoots of the limit widened it)",
+                format_bytes(t.eviction_headroom_bytes), t.overshoots);
+  }
+  if (t.thrashing_records + t.throttling_records + t.remote_map_records != 0) {
+    append_line(
+        out,
+        "  driver against thrashing: {} regions seen thrashing ({}), {} throttles, {} remote mappings "
+        "({}, {} of them for thrashing): mapped memory is used over the link, not resident",
+        t.thrashing_records, format_bytes(t.thrashing_bytes), t.throttling_records, t.remote_map_records,
+        format_bytes(t.remote_map_bytes), format_bytes(t.remote_map_bytes_for_thrashing));
+  }
   append_line(out,
               "  peak resident: {} estimated (at most {} blocks of 2 MB held any), {} measured by the driver",
               format_bytes(t.peak_estimated_resident_bytes), t.peak_resident_blocks,
@@ -191,6 +203,14 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
         {"deepum_evictions", t.deepum_evictions},
         {"deepum_evicted_bytes", t.deepum_evicted_bytes},
         {"deepum_eviction_failures", t.deepum_eviction_failures},
+        {"eviction_headroom_bytes", t.eviction_headroom_bytes},
+        {"overshoots", t.overshoots},
+        {"thrashing_records", t.thrashing_records},
+        {"thrashing_bytes", t.thrashing_bytes},
+        {"throttling_records", t.throttling_records},
+        {"remote_map_records", t.remote_map_records},
+        {"remote_map_bytes", t.remote_map_bytes},
+        {"remote_map_bytes_for_thrashing", t.remote_map_bytes_for_thrashing},
         {"peak_estimated_resident_bytes", t.peak_estimated_resident_bytes},
         {"peak_resident_blocks", t.peak_resident_blocks},
         {"peak_measured_used_bytes", t.peak_measured_used_bytes},

@@ -60,6 +60,7 @@ class PipelineSink final : public cupti_tracer::EventSink {
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
   void on_migration(const core::Migration& migration) override { pipeline_.on_migration(migration); }
+  void on_driver_action(const core::DriverAction& action) override { pipeline_.on_driver_action(action); }
   void on_function_name(std::uint64_t function, const char* name) override {
     pipeline_.on_function_name(function, name);
   }
@@ -425,6 +426,7 @@ void start_once(core::Session& session) {
         options.enforce_resident_limit ? std::min(config.trace_flush_ms, 2u) : config.trace_flush_ms;
     tracer_options.cupti_flush_period_ms = flush_ms;
     tracer_options.poll_period_ms = flush_ms;
+    tracer_options.per_thread_buffers = config.trace_per_thread_buffers;
     // Timing every callback costs two clock reads per launch: only when asked for (debug logging).
     tracer_options.measure_callback_time = config.log_level <= config::LogLevel::debug;
     // Our own exit handler flushes after stopping the worker; the tracer's runs after it.

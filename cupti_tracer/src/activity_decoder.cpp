@@ -141,6 +141,24 @@ DecodedRecord decode_um_counter(const unsigned char* bytes, RecordClass& classif
       migration.cause = map_migration_cause(flags);
       return migration;
     }
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING:
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING:
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP: {
+      classified = RecordClass::driver_action;
+      core::DriverAction action;
+      action.kind = counter_kind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING
+                        ? core::DriverAction::Kind::thrashing
+                    : counter_kind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING
+                        ? core::DriverAction::Kind::throttling
+                        : core::DriverAction::Kind::remote_map;
+      if (action.kind == core::DriverAction::Kind::remote_map) action.cause = map_remote_map_cause(flags);
+      action.start = start;
+      action.end = end;
+      action.address = address;
+      // Throttling's value is not a size.
+      action.bytes = action.kind == core::DriverAction::Kind::throttling ? 0 : value;
+      return action;
+    }
     default:
       classified = RecordClass::other_um_counter;
       return std::monostate{};
@@ -163,6 +181,23 @@ core::FaultAccess map_access_type(std::uint32_t flags) noexcept {
       return core::FaultAccess::prefetch;
     default:
       return core::FaultAccess::unknown;
+  }
+}
+
+core::DriverAction::Cause map_remote_map_cause(std::uint32_t flags) noexcept {
+  switch (flags) {
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_COHERENCE:
+      return core::DriverAction::Cause::coherence;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_THRASHING:
+      return core::DriverAction::Cause::thrashing;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_POLICY:
+      return core::DriverAction::Cause::policy;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_OUT_OF_MEMORY:
+      return core::DriverAction::Cause::out_of_memory;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_EVICTION:
+      return core::DriverAction::Cause::eviction;
+    default:
+      return core::DriverAction::Cause::unknown;
   }
 }
 

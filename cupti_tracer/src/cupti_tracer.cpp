@@ -37,11 +37,17 @@ constexpr CUpti_CallbackId kInvalidatingResources[] = {
     CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
     CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
 };
+// What deepum needs first, then the driver's thrashing counters: they explain memory that stops
+// faulting without being resident. Asked for together; without them if CUPTI refuses the set.
 constexpr CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
     CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
     CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
     CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP,
 };
+constexpr std::size_t kEssentialUmCounterKinds = 3;
 
 // Enabled with the kernel records: copy-engine operations, which fault on managed memory too.
 struct CopyActivity {
@@ -323,6 +329,20 @@ StartStatus CuptiTracer::enable_activity(StartStatus status) {
     }
   }
 
+  if (options.per_thread_buffers) {
+    std::uint8_t per_thread = 1;
+    std::size_t value_size = sizeof(per_thread);
+    const CUptiResult result =
+        api.activity_set_attribute == nullptr
+            ? CUPTI_ERROR_NOT_SUPPORTED
+            : api.activity_set_attribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &value_size,
+                                         &per_thread);
+    if (result != CUPTI_SUCCESS) {
+      append(status.detail, "Activity buffers are shared between threads (fault records may arrive late): " +
+                                library_->describe(result) + ".");
+    }
+  }
+
   pool_ = std::make_unique<BufferPool>(options.buffer_bytes, options.max_buffers);
   CUptiResult result =
       api.activity_register_callbacks(&CuptiTracer::on_buffer_requested, &CuptiTracer::on_buffer_completed);
@@ -345,19 +365,31 @@ StartStatus CuptiTracer::enable_activity(StartStatus status) {
       }
     }
     if (devices.empty()) devices.push_back(0);
-    std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> configs;
-    for (std::uint32_t device : devices) {
-      for (CUpti_ActivityUnifiedMemoryCounterKind kind : kUmCounterKinds) {
-        CUpti_ActivityUnifiedMemoryCounterConfig config{};
-        config.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
-        config.kind = kind;
-        config.deviceId = device;
-        config.enable = 1;
-        configs.push_back(config);
+    auto configure = [&](std::size_t kinds) {
+      std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> configs;
+      for (std::uint32_t device : devices) {
+        for (std::size_t k = 0; k < kinds; ++k) {
+          CUpti_ActivityUnifiedMemoryCounterConfig config{};
+          config.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
+          config.kind = kUmCounterKinds[k];
+          config.deviceId = device;
+          config.enable = 1;
+          configs.push_back(config);
+        }
+      }
+      return api.activity_configure_unified_memory_counter(configs.data(),
+                                                           static_cast<std::uint32_t>(configs.size()));
+    };
+    result = configure(std::size(kUmCounterKinds));
+    if (result != CUPTI_SUCCESS) {
+      const CUptiResult all_kinds = result;
+      result = configure(kEssentialUmCounterKinds);
+      if (result == CUPTI_SUCCESS) {
+        append(status.detail, "The driver's thrashing counters are unavailable (" +
+                                  library_->describe(all_kinds) +
+                                  "): memory it maps remotely is not reported.");
       }
     }
-    result = api.activity_configure_unified_memory_counter(configs.data(),
-                                                           static_cast<std::uint32_t>(configs.size()));
     if (result == CUPTI_SUCCESS) result = api.activity_enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
     if (result == CUPTI_SUCCESS) {
       enabled_kinds_.push_back(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
@@ -657,6 +689,8 @@ void CuptiTracer::drain(uint8_t* buffer, size_t valid_size, CUcontext context, u
         sink_->on_fault(*fault);
       } else if (const auto* migration = std::get_if<core::Migration>(&decoded)) {
         sink_->on_migration(*migration);
+      } else if (const auto* action = std::get_if<core::DriverAction>(&decoded)) {
+        sink_->on_driver_action(*action);
       }
     } catch (...) {
       bump(counters_->callback_exceptions);

@@ -291,13 +291,58 @@ TEST_CASE("Transfer records decode to Migration with direction and every cause")
   }
 }
 
+TEST_CASE(
+    "Thrashing, throttling and remote-map records decode to DriverAction, with every remote-map cause") {
+  using Kind = core::DriverAction::Kind;
+  using Cause = core::DriverAction::Cause;
+  {
+    const auto record = um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING, 2u << 20, 0);
+    RecordClass classified = RecordClass::unknown_kind;
+    const DecodedRecord decoded = decode_activity(as_activity(record), &classified);
+    CHECK(classified == RecordClass::driver_action);
+    const auto* action = std::get_if<core::DriverAction>(&decoded);
+    REQUIRE(action != nullptr);
+    CHECK(action->kind == Kind::thrashing);
+    CHECK(action->bytes == (2u << 20));
+    CHECK(action->address == 0x7f0000200000);
+    CHECK(action->start == 500);
+    CHECK(action->end == 900);
+  }
+  {
+    // Throttling's value is no size: the action carries no bytes.
+    const auto record = um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING, 77, 0);
+    const DecodedRecord decoded = decode_activity(as_activity(record));
+    const auto* action = std::get_if<core::DriverAction>(&decoded);
+    REQUIRE(action != nullptr);
+    CHECK(action->kind == Kind::throttling);
+    CHECK(action->bytes == 0);
+  }
+  const std::pair<std::uint32_t, Cause> causes[] = {
+      {CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_UNKNOWN, Cause::unknown},
+      {CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_COHERENCE, Cause::coherence},
+      {CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_THRASHING, Cause::thrashing},
+      {CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_POLICY, Cause::policy},
+      {CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_OUT_OF_MEMORY, Cause::out_of_memory},
+      {CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_EVICTION, Cause::eviction},
+      {99, Cause::unknown},
+  };
+  for (const auto& [flags, cause] : causes) {
+    CAPTURE(flags);
+    const auto record = um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP, 64u << 10, flags);
+    const DecodedRecord decoded = decode_activity(as_activity(record));
+    const auto* action = std::get_if<core::DriverAction>(&decoded);
+    REQUIRE(action != nullptr);
+    CHECK(action->kind == Kind::remote_map);
+    CHECK(action->cause == cause);
+    CHECK(action->bytes == (64u << 10));
+    CHECK(map_remote_map_cause(flags) == cause);
+  }
+}
+
 TEST_CASE("Unified-memory counter kinds we do not use are classified and dropped") {
   for (CUpti_ActivityUnifiedMemoryCounterKind kind :
        {CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_UNKNOWN,
         CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
-        CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
-        CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING,
-        CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP,
         CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD}) {
     CAPTURE(static_cast<int>(kind));
     const auto record = um_record(kind, 1, 0);
@@ -367,7 +412,7 @@ TEST_CASE("ActivityDecoder counts records by class and by raw kind, across threa
   CHECK(counts[RecordClass::kernel] == 1000);
   CHECK(counts[RecordClass::page_fault] == 1000);
   CHECK(counts[RecordClass::migration] == 1000);
-  CHECK(counts[RecordClass::other_um_counter] == 1000);
+  CHECK(counts[RecordClass::driver_action] == 1000);
   CHECK(counts[RecordClass::memcpy] == 1000);
   CHECK(counts[RecordClass::memset] == 1000);
   CHECK(counts[RecordClass::unknown_kind] == 1000);
@@ -443,7 +488,10 @@ struct State {
   std::set<int> refused_kinds;  // cuptiActivityEnable fails for these
   std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> um_configs;
   CUptiResult um_config_result = CUPTI_SUCCESS;
+  std::size_t um_configs_refused_above = SIZE_MAX;  // more configs than this: CUPTI_ERROR_NOT_SUPPORTED
   uint32_t flush_period = 0;
+  // Attributes set before cuptiActivityRegisterCallbacks (CUPTI reads some only then), and after.
+  std::map<int, std::uint8_t> attributes_before_register, attributes_after_register;
   CUpti_BuffersCallbackRequestFunc request = nullptr;
   CUpti_BuffersCallbackCompleteFunc complete = nullptr;
   std::vector<std::vector<unsigned char>> pending;  // records for the next flush
@@ -499,7 +547,16 @@ CUptiResult CUPTIAPI register_callbacks(CUpti_BuffersCallbackRequestFunc request
   state->complete = complete;
   return CUPTI_SUCCESS;
 }
+CUptiResult CUPTIAPI set_attribute(CUpti_ActivityAttribute attribute, size_t* size, void* value) {
+  if (size == nullptr || value == nullptr || *size != sizeof(std::uint8_t))
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  auto& attributes =
+      state->request == nullptr ? state->attributes_before_register : state->attributes_after_register;
+  attributes[attribute] = *static_cast<std::uint8_t*>(value);
+  return CUPTI_SUCCESS;
+}
 CUptiResult CUPTIAPI configure_um(CUpti_ActivityUnifiedMemoryCounterConfig* configs, uint32_t count) {
+  if (count > state->um_configs_refused_above) return CUPTI_ERROR_NOT_SUPPORTED;
   state->um_configs.assign(configs, configs + count);
   return state->um_config_result;
 }
@@ -562,6 +619,7 @@ void* dlsym(void*, const char* name) {
       {"cuptiActivityDisable", reinterpret_cast<void*>(&activity_disable)},
       {"cuptiActivityRegisterCallbacks", reinterpret_cast<void*>(&register_callbacks)},
       {"cuptiActivityConfigureUnifiedMemoryCounter", reinterpret_cast<void*>(&configure_um)},
+      {"cuptiActivitySetAttribute", reinterpret_cast<void*>(&set_attribute)},
       {"cuptiActivityFlushAll", reinterpret_cast<void*>(&flush_all)},
       {"cuptiActivityFlushPeriod", reinterpret_cast<void*>(&flush_period)},
       {"cuptiActivityGetNextRecord", reinterpret_cast<void*>(&get_next_record)},
@@ -611,6 +669,7 @@ struct RecordingSink final : EventSink {
   std::vector<core::KernelExecution> executions;
   std::vector<core::PageFault> faults;
   std::vector<core::Migration> migrations;
+  std::vector<core::DriverAction> driver_actions;
   std::vector<std::pair<std::uint64_t, std::string>> names;
   bool throw_on_launch = false;
 
@@ -629,6 +688,10 @@ struct RecordingSink final : EventSink {
   void on_migration(const core::Migration& m) override {
     std::lock_guard lock(mutex);
     migrations.push_back(m);
+  }
+  void on_driver_action(const core::DriverAction& a) override {
+    std::lock_guard lock(mutex);
+    driver_actions.push_back(a);
   }
   void on_function_name(std::uint64_t function, const char* name) override {
     names.emplace_back(function, name);
@@ -694,6 +757,9 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(status.um_counters);
     CHECK(tracer.running());
     CHECK(state.subscribed);
+    // One buffer per thread, asked for before the buffer callbacks are registered.
+    CHECK(state.attributes_before_register.at(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER) == 1);
+    CHECK(state.attributes_after_register.empty());
     CHECK(state.enabled_callbacks.count(
               {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel}) == 1);
     CHECK(state.enabled_callbacks.count(
@@ -708,7 +774,7 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_MEMCPY) == 1);
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_MEMSET) == 1);
     CHECK(state.enabled_kinds.size() == 4);
-    REQUIRE(state.um_configs.size() == 3);
+    REQUIRE(state.um_configs.size() == 6);  // faults, both directions, and the thrashing counters
     for (const auto& config : state.um_configs) {
       CHECK(config.enable == 1);
       CHECK(config.deviceId == 0);
@@ -830,6 +896,9 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     migration.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD;
     migration.value = 2 << 20;
     migration.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE;
+    CUpti_ActivityUnifiedMemoryCounter3 remote_map = migration;
+    remote_map.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP;
+    remote_map.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_THRASHING;
     const auto copy = memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 1 << 20);
     const auto set = memset_record(4096);
     CUpti_ActivityKernel10 driver_record = kernel;
@@ -837,6 +906,7 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     fake::queue(kernel);
     fake::queue(fault);
     fake::queue(migration);
+    fake::queue(remote_map);
     fake::queue(copy);
     fake::queue(set);
     fake::queue(driver_record);
@@ -854,6 +924,10 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(sink.faults[0].access == core::FaultAccess::read);
     REQUIRE(sink.migrations.size() == 1);
     CHECK(sink.migrations[0].cause == core::MigrationCause::coherence);
+    REQUIRE(sink.driver_actions.size() == 1);
+    CHECK(sink.driver_actions[0].kind == core::DriverAction::Kind::remote_map);
+    CHECK(sink.driver_actions[0].cause == core::DriverAction::Cause::thrashing);
+    CHECK(sink.driver_actions[0].bytes == (2u << 20));
 
     const TracerStats stats = tracer.stats();
     CHECK(stats.launches == 6);
@@ -874,6 +948,7 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(stats.records[RecordClass::memset] == 1);
     CHECK(stats.records[RecordClass::page_fault] == 1);
     CHECK(stats.records[RecordClass::migration] == 1);
+    CHECK(stats.records[RecordClass::driver_action] == 1);
     CHECK(stats.records[RecordClass::unknown_kind] == 1);
     CHECK(stats.dropped_records == 3);
     CHECK(stats.buffers_requested == 1);
@@ -947,6 +1022,20 @@ TEST_CASE("CuptiTracer: another CUPTI client, missing UM support and level none 
     CHECK_FALSE(status.um_counters);
     CHECK(status.detail.find("FAKE_ERROR") != std::string::npos);
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == 0);
+    tracer.stop();
+  }
+  {
+    // A CUPTI without the thrashing counters: faults and migrations still come.
+    fake::State state;
+    fake::state = &state;
+    state.um_configs_refused_above = 3;
+    CuptiTracer tracer;
+    const StartStatus status = tracer.start(fake::options(managed), sink);
+    CHECK(status.outcome == StartStatus::Outcome::partial);
+    CHECK(status.um_counters);
+    CHECK(state.um_configs.size() == 3);
+    CHECK(status.detail.find("thrashing counters are unavailable") != std::string::npos);
+    CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == 1);
     tracer.stop();
   }
   {

@@ -79,6 +79,7 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.trace_file == expected.trace_file);
   CHECK(actual.cupti_library == expected.cupti_library);
   CHECK(actual.trace_flush_ms == expected.trace_flush_ms);
+  CHECK(actual.trace_per_thread_buffers == expected.trace_per_thread_buffers);
   CHECK(actual.worker_interval_us == expected.worker_interval_us);
   CHECK(actual.log_level == expected.log_level);
   CHECK(actual.log_file == expected.log_file);
@@ -109,6 +110,7 @@ constexpr std::string_view kEveryKeyJson = R"({
   "trace_file": "/tmp/run-%p",
   "cupti_library": "/opt/cuda/lib64/libcupti.so.12",
   "trace_flush_ms": 20,
+  "trace_per_thread_buffers": false,
   "worker_interval_us": 250,
   "log_level": "debug",
   "log_file": "/var/log/deepum.log",
@@ -127,6 +129,7 @@ Config every_key_config() {
   config.trace_file = "/tmp/run-%p";
   config.cupti_library = "/opt/cuda/lib64/libcupti.so.12";
   config.trace_flush_ms = 20;
+  config.trace_per_thread_buffers = false;
   config.worker_interval_us = 250;
   config.log_level = LogLevel::debug;
   config.log_file = "/var/log/deepum.log";
@@ -214,6 +217,7 @@ TEST_CASE("environment variables alone set every key") {
                     {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
                     {"DEEPUM_CUPTI_LIBRARY", "/opt/cuda/lib64/libcupti.so.12"},
                     {"DEEPUM_TRACE_FLUSH_MS", "20"},
+                    {"DEEPUM_TRACE_PER_THREAD_BUFFERS", "false"},
                     {"DEEPUM_WORKER_INTERVAL_US", "250"},
                     {"DEEPUM_LOG_LEVEL", "debug"},
                     {"DEEPUM_LOG_FILE", "/var/log/deepum.log"},
@@ -225,7 +229,9 @@ TEST_CASE("environment variables alone set every key") {
   CHECK(load.origin ==
         "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, "
         "DEEPUM_EVICTION_HEADROOM, DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, DEEPUM_TRACE_FILE, "
-        "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_WORKER_INTERVAL_US, DEEPUM_LOG_LEVEL, "
+        "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_TRACE_PER_THREAD_BUFFERS, "
+        "DEEPUM_WORKER_INTERVAL_US, "
+        "DEEPUM_LOG_LEVEL, "
         "DEEPUM_LOG_FILE, "
         "DEEPUM_STATS_FILE, DEEPUM_SUMMARY)");
 }
@@ -375,7 +381,8 @@ TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
       "enabled, alloc_limit, resident_limit, eviction_headroom, remote_access, tracing, trace_file, "
       "cupti_library, "
-      "trace_flush_ms, worker_interval_us, log_level, log_file, stats_file, summary, prefetch.enabled, "
+      "trace_flush_ms, trace_per_thread_buffers, worker_interval_us, log_level, log_file, stats_file, "
+      "summary, prefetch.enabled, "
       "prefetch.lookahead, prefetch.adaptive_lookahead, prefetch.pre_evict, prefetch.discard, "
       "prefetch.history, "
       "prefetch.rows, "

@@ -181,6 +181,67 @@ TEST_CASE(
   CHECK(pipeline.stats().attribution.attributed + pipeline.stats().attribution.unattributed == 128);
 }
 
+TEST_CASE("records that arrive in bursts push residency past the limit once; the headroom then widens") {
+  PipelineOptions options;
+  options.resident_limit_bytes = 64 * kMiB;
+  options.eviction_headroom_bytes = 8 * kMiB;
+  options.enforce_resident_limit = true;
+  EventPipeline pipeline(options);
+  RecordingExecutor executor;
+  pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 1024 * kMiB});
+  // Each step sees 24 MiB of migrations at once, three times the configured headroom.
+  Timestamp t = 10;
+  std::uint64_t block = 0;
+  auto burst = [&](std::uint64_t blocks) {
+    for (std::uint64_t i = 0; i < blocks; ++i, ++block) {
+      pipeline.on_migration(
+          migration(kBase + (block % 512) * 2 * kMiB, 2 * kMiB, MigrationDirection::host_to_device, t++));
+    }
+    pipeline.step(t, executor, nullptr);
+  };
+  for (int i = 0; i < 3; ++i) burst(12);
+  CHECK(pipeline.stats().peak_estimated_resident_bytes == 72 * kMiB);  // 24, 48, then 72: 8 MiB over
+  CHECK(pipeline.stats().overshoots == 1);
+  CHECK(pipeline.stats().eviction_headroom_bytes == 16 * kMiB);
+  // From then on eviction starts 16 MiB below the limit, and no burst passes it.
+  for (int i = 0; i < 100; ++i) burst(12);
+  CHECK(pipeline.stats().peak_estimated_resident_bytes == 72 * kMiB);
+  CHECK(pipeline.stats().overshoots == 1);
+  CHECK(pipeline.stats().deepum_evictions > 50);
+  // Bursts larger than the limit itself: the headroom stops at half the limit.
+  for (int i = 0; i < 5; ++i) burst(48);
+  CHECK(pipeline.stats().eviction_headroom_bytes == 32 * kMiB);
+  CHECK(pipeline.stats().overshoots > 1);
+}
+
+TEST_CASE("the driver's thrashing answers are counted and leave residency alone") {
+  PipelineOptions options;
+  options.resident_limit_bytes = 64 * kMiB;
+  options.enforce_resident_limit = true;
+  EventPipeline pipeline(options);
+  RecordingExecutor executor;
+  pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 16 * kMiB});
+  pipeline.on_migration(migration(kBase, 2 * kMiB, MigrationDirection::host_to_device, 5));
+  DriverAction thrashing{
+      DriverAction::Kind::thrashing, DriverAction::Cause::unknown, 10, 20, kBase, 2 * kMiB};
+  DriverAction throttling{DriverAction::Kind::throttling, DriverAction::Cause::unknown, 30, 40, kBase, 0};
+  DriverAction by_thrashing{
+      DriverAction::Kind::remote_map, DriverAction::Cause::thrashing, 50, 60, kBase, 2 * kMiB};
+  DriverAction by_policy{
+      DriverAction::Kind::remote_map, DriverAction::Cause::policy, 70, 80, kBase + 4 * kMiB, 64 * 1024};
+  for (const DriverAction& action : {thrashing, throttling, by_thrashing, by_policy})
+    pipeline.on_driver_action(action);
+  pipeline.step(100, executor, nullptr);
+  const PipelineStats stats = pipeline.stats();
+  CHECK(stats.thrashing_records == 1);
+  CHECK(stats.thrashing_bytes == 2 * kMiB);
+  CHECK(stats.throttling_records == 1);
+  CHECK(stats.remote_map_records == 2);
+  CHECK(stats.remote_map_bytes == 2 * kMiB + 64 * 1024);
+  CHECK(stats.remote_map_bytes_for_thrashing == 2 * kMiB);
+  CHECK(pipeline.residency().resident_bytes() == 2 * kMiB);
+}
+
 TEST_CASE("with ranges placed on the host first, residency counts migrations only") {
   ResidencyMap map(/*faults_make_resident=*/false);
   map.on_range_allocated(kBase, 8 * kMiB);
@@ -240,6 +301,48 @@ TEST_CASE("prefetched ranges count as resident at once, and migration records do
     return true;
   });
   CHECK(order == std::vector<BlockId>{block_of(kBase) + 1, block_of(kBase)});
+}
+
+TEST_CASE("after an eviction, the driver's fault-time migrations count again, whatever their cause") {
+  // The driver reports the neighbours it pulls in with a fault as cause `prefetch`, like deepum's
+  // own prefetches. Counting by granule keeps both right: nothing twice, nothing dropped.
+  constexpr std::uint64_t kGranule = ResidencyMap::kGranuleBytes;
+  ResidencyMap map(/*faults_make_resident=*/false);
+  map.on_range_allocated(kBase, 4 * kMiB);
+  Migration in = migration(kBase, 2 * kMiB, MigrationDirection::host_to_device, 10);
+  in.cause = MigrationCause::coherence;
+  map.on_migration(in);
+  CHECK(map.resident_bytes() == 2 * kMiB);
+  map.on_evicted({kBase, 2 * kMiB}, 20);
+  CHECK(map.resident_bytes() == 0);
+  // The eviction's own record, and a fault-time migration older than the eviction: no change.
+  Migration out = migration(kBase, 2 * kMiB, MigrationDirection::device_to_host, 21);
+  out.cause = MigrationCause::prefetch;
+  map.on_migration(out);
+  Migration stale = migration(kBase, 64 * 1024, MigrationDirection::host_to_device, 15);
+  stale.cause = MigrationCause::prefetch;
+  map.on_migration(stale);
+  CHECK(map.resident_bytes() == 0);
+  // The program faults the block back: 64 KB for the fault and the driver's neighbours.
+  Migration fault_in = migration(kBase, 64 * 1024, MigrationDirection::host_to_device, 30);
+  fault_in.cause = MigrationCause::coherence;
+  Migration neighbours = migration(kBase + 64 * 1024, 448 * 1024, MigrationDirection::host_to_device, 31);
+  neighbours.cause = MigrationCause::prefetch;
+  map.on_migration(fault_in);
+  map.on_migration(neighbours);
+  CHECK(map.resident_bytes() == 512 * 1024);
+  // A duplicate, and single granules at both ends of the block.
+  map.on_migration(neighbours);
+  map.on_migration(migration(kBase, kGranule, MigrationDirection::host_to_device, 32));
+  map.on_migration(migration(kBase + 2 * kMiB - kGranule, kGranule, MigrationDirection::host_to_device, 33));
+  CHECK(map.resident_bytes() == 512 * 1024 + kGranule);
+  CHECK(map.resident_bytes_of(block_of(kBase)) == 512 * 1024 + kGranule);
+  // A migration across the block boundary counts in both blocks.
+  map.on_migration(
+      migration(kBase + 2 * kMiB - kGranule, 2 * kGranule, MigrationDirection::host_to_device, 34));
+  CHECK(map.resident_bytes_of(block_of(kBase) + 1) == kGranule);
+  map.on_migration(migration(kBase, 4 * kMiB, MigrationDirection::device_to_host, 40));
+  CHECK(map.resident_bytes() == 0);
 }
 
 TEST_CASE("the pages the program brings in itself are remembered; a prefetch moves only those") {

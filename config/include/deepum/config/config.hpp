@@ -90,6 +90,7 @@ struct Config {
   std::string trace_file;
   std::string cupti_library;                // libcupti.so to load; empty: search the usual places
   std::uint32_t trace_flush_ms = 5;         // CUPTI activity flush period, 1..1000 ms
+  bool trace_per_thread_buffers = true;     // one CUPTI activity buffer per producing thread
   std::uint32_t worker_interval_us = 1000;  // worker thread period, 50..100000 us
   LogLevel log_level = LogLevel::info;
   std::string log_file;    // empty: stderr

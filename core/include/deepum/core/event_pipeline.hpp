@@ -32,12 +32,14 @@ struct PipelineOptions {
   // enforcing, new ranges are placed on the host first, so residency is counted from migrations.
   bool enforce_resident_limit = false;
 
-  // The headroom kept: at least a tenth of the limit (faults keep arriving while an eviction
-  // runs), at most a quarter.
+  // The headroom kept at first: at least a tenth of the limit (faults keep arriving while an
+  // eviction runs), at most a quarter. It is also the size of each eviction batch.
   std::uint64_t effective_headroom() const {
     const std::uint64_t limit = resident_limit_bytes;
     return std::min(std::max(eviction_headroom_bytes, limit / 10), limit / 4);
   }
+  // The most the headroom grows to when residency still overshoots the limit.
+  std::uint64_t max_headroom() const { return resident_limit_bytes / 2; }
 };
 
 struct Percentiles {
@@ -55,6 +57,15 @@ struct PipelineStats {
   std::uint64_t migrations_to_host = 0, bytes_to_host = 0;
   std::uint64_t bytes_to_host_by_eviction = 0;  // the driver's own evictions
   std::uint64_t deepum_evictions = 0, deepum_evicted_bytes = 0, deepum_eviction_failures = 0;
+  // Reactive eviction starts this far below the limit: the configured headroom, grown by each
+  // overshoot past the limit (what arrived before an eviction took effect).
+  std::uint64_t eviction_headroom_bytes = 0;
+  std::uint64_t overshoots = 0;  // times residency rose past the limit
+  // The driver's answers to thrashing: regions it saw thrash, times it throttled a processor, and
+  // memory it mapped over the link instead of migrating (all causes, and because of thrashing).
+  std::uint64_t thrashing_records = 0, thrashing_bytes = 0;
+  std::uint64_t throttling_records = 0;
+  std::uint64_t remote_map_records = 0, remote_map_bytes = 0, remote_map_bytes_for_thrashing = 0;
   std::uint64_t peak_estimated_resident_bytes = 0;
   std::uint64_t peak_resident_blocks = 0;  // blocks holding any GPU bytes, at most
   std::uint64_t peak_measured_used_bytes = 0;
@@ -89,6 +100,7 @@ class EventPipeline {
   explicit EventPipeline(const PipelineOptions& options, std::unique_ptr<HintPolicy> policy = nullptr)
       : options_(options),
         residency_(/*faults_make_resident=*/!options.enforce_resident_limit),
+        headroom_(options.effective_headroom()),
         policy_(std::move(policy)) {}
 
   // Producers: never block for long, never allocate per launch.
@@ -97,6 +109,7 @@ class EventPipeline {
   void on_fault(const PageFault& fault) { post(fault); }
   void on_migration(const Migration& migration) { post(migration); }
   void on_range(const RangeEvent& range) { post(range); }
+  void on_driver_action(const DriverAction& action) { post(action); }
   // deepum discarded dead memory (a Hint of kind discard), from any thread.
   void on_discarded(const Hint& discard) { post(discard); }
   void on_function_name(std::uint64_t function, std::string name);
@@ -124,7 +137,7 @@ class EventPipeline {
   const ResidencyMap& residency() const { return residency_; }
 
  private:
-  using ActivityEvent = std::variant<KernelExecution, PageFault, Migration, RangeEvent, Hint>;
+  using ActivityEvent = std::variant<KernelExecution, PageFault, Migration, RangeEvent, Hint, DriverAction>;
   template <typename Event>
   void post(const Event& event) {
     std::lock_guard lock(inbox_mutex_);
@@ -133,6 +146,7 @@ class EventPipeline {
   void handle(const KernelLaunch& launch, EventRecorder* recorder);
   void handle(const ActivityEvent& event, Timestamp now, EventRecorder* recorder);
   void enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
+  void learn_headroom();
   void note_faulted_block(const KernelExecution& execution, const PageFault& fault);
   void complete_kernels(bool final);
   void run_policy(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
@@ -156,6 +170,10 @@ class EventPipeline {
   std::uint64_t faults_seen_ = 0;
   bool kernel_records_paused_ = false;
   Timestamp last_sample_ = 0;
+  // Reactive eviction's headroom, and how far past the limit the current overshoot has gone
+  // (0: under the limit).
+  std::uint64_t headroom_;
+  std::uint64_t overshoot_ = 0;
   Log2Histogram fault_delay_us_, execution_delay_us_, step_us_;
 
   // Prefetching. Kernels whose execution arrived, waiting for their faults before the policy

@@ -81,6 +81,22 @@ struct Migration {
   MigrationCause cause = MigrationCause::unknown;
 };
 
+// The driver's answer to thrashing (CUPTI unified-memory counters THRASHING, THROTTLING,
+// REMOTE_MAP): a region it saw bouncing between processors, a processor it stalled, or memory it
+// mapped over the link instead of migrating it. Memory mapped remotely is used where it lies, so
+// it stops faulting without being resident.
+struct DriverAction {
+  enum class Kind : std::uint8_t { thrashing, throttling, remote_map };
+  // Why memory was mapped remotely (CUpti_ActivityUnifiedMemoryRemoteMapCause); remote_map only.
+  enum class Cause : std::uint8_t { unknown, coherence, thrashing, policy, out_of_memory, eviction };
+  Kind kind = Kind::thrashing;
+  Cause cause = Cause::unknown;
+  Timestamp start = 0;
+  Timestamp end = 0;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;  // thrashing, remote_map: size of the region
+};
+
 // A managed range coming or going (from the allocation interposers).
 struct RangeEvent {
   enum class Kind : std::uint8_t { allocated, freed };

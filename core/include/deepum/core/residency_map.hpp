@@ -3,6 +3,7 @@
 // order that eviction draws its victims from. Pure C++; driven by one thread (the worker).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -40,6 +41,11 @@ class ResidencyMap {
   // The granule the program's own touches are remembered in: the driver's demand-paging unit.
   static constexpr std::uint64_t kPageBytes = 64 * 1024;
   static constexpr std::uint64_t kPagesPerBlock = kBlockBytes / kPageBytes;  // 32
+  // The granule residency is kept in: the smallest unit the driver migrates. Kept per granule, so
+  // a record of bytes already counted (deepum's own prefetch, a late duplicate) changes nothing,
+  // whatever its cause.
+  static constexpr std::uint64_t kGranuleBytes = 4096;
+  static constexpr std::uint64_t kGranulesPerBlock = kBlockBytes / kGranuleBytes;  // 512
 
   // Whether a GPU fault counts its block as resident. True suits memory first touched on the GPU,
   // which the driver fills in place and reports no migration for. False when deepum places new
@@ -57,7 +63,7 @@ class ResidencyMap {
   // deepum moved [address, address+bytes) to the host at `time` (0: no time known).
   void on_evicted(const AddressRange& range, Timestamp time = 0);
   // deepum asked for the range on the GPU at `time`: counted resident from now, so the next plan
-  // does not ask again (the prefetch's own migration records that follow are not counted again).
+  // does not ask again (the prefetch's own migration records that follow find it counted).
   void on_prefetched(const AddressRange& range, Timestamp time);
 
   std::uint64_t resident_bytes() const { return resident_bytes_; }
@@ -100,11 +106,14 @@ class ResidencyMap {
     // replaying it would resurrect an evicted block.
     Timestamp last_hint = 0;
     std::uint32_t touched_pages = 0;  // bit i: page i of the block was brought in by the program
+    std::array<std::uint64_t, kGranulesPerBlock / 64> resident_granules{};  // bit i: granule i on the GPU
   };
   static_assert(kPagesPerBlock == 32, "touched_pages holds one bit per page");
 
   Block* find(BlockId block);
   void set_gpu_bytes(BlockId id, Block& block, std::uint64_t bytes);
+  // Marks the granules of [lo, hi) (inside block `id`) resident or not, and updates the counts.
+  void set_resident(BlockId id, Block& block, std::uint64_t lo, std::uint64_t hi, bool resident);
   void touch(BlockId id, Block& block, Timestamp time);
   // Marks the pages of [address, address+bytes) as touched by the program.
   void mark_touched(std::uint64_t address, std::uint64_t bytes);

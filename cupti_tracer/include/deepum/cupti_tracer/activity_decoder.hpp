@@ -31,7 +31,8 @@
 namespace deepum::cupti_tracer {
 
 // What one record became. monostate: nothing we use.
-using DecodedRecord = std::variant<std::monostate, core::KernelExecution, core::PageFault, core::Migration>;
+using DecodedRecord =
+    std::variant<std::monostate, core::KernelExecution, core::PageFault, core::Migration, core::DriverAction>;
 
 // How a record was classified, for the counters.
 enum class RecordClass : std::uint8_t {
@@ -40,6 +41,7 @@ enum class RecordClass : std::uint8_t {
   memset,            // -> KernelExecution, operation memset
   page_fault,        // -> PageFault
   migration,         // -> Migration
+  driver_action,     // -> DriverAction (thrashing, throttling, remote map)
   other_um_counter,  // a unified-memory counter kind we do not use
   unknown_kind,      // an activity kind we do not use
   count
@@ -52,6 +54,7 @@ DecodedRecord decode_activity(const CUpti_Activity* record, RecordClass* classif
 // The enum mappings, exposed for tests and the simulator.
 core::FaultAccess map_access_type(std::uint32_t flags) noexcept;
 core::MigrationCause map_migration_cause(std::uint32_t flags) noexcept;
+core::DriverAction::Cause map_remote_map_cause(std::uint32_t flags) noexcept;
 
 // Plain numbers, for TracerStats.
 struct DecoderCounts {

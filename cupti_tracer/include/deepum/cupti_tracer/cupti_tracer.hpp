@@ -84,6 +84,11 @@ struct TracerOptions {
   // CUPTI keeps kernel timestamps in device memory by default (a few MB per context); true moves
   // them to pinned host memory, leaving the GPU memory to the program.
   bool cupti_buffers_in_host_memory = false;
+  // One activity buffer per producing thread (CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER). A
+  // default flush returns only buffers whose records are all complete; in a shared buffer, the
+  // records of kernels still queued hold back every fault and migration record written beside
+  // them (by as much as the host runs ahead of the GPU).
+  bool per_thread_buffers = true;
 
   // -- Delivery --
   std::size_t buffer_bytes = std::size_t{8} << 20;  // per activity buffer

@@ -14,7 +14,8 @@ namespace deepum::cupti_tracer {
 //   before the launch reaches the driver. They must be fast, must not allocate in steady state and
 //   must not call CUDA. on_function_name comes first, once per function (again after a module
 //   unload, when the handle may name another function); `name` is only valid during the call.
-// - on_execution, on_fault and on_migration run on whichever thread CUPTI hands back an activity
+// - on_execution, on_fault, on_migration and on_driver_action run on whichever thread CUPTI hands back an
+// activity
 //   buffer: CUPTI's worker thread, the tracer's poll thread, or a thread calling flush(). Several of
 //   them can run at once.
 // - Exceptions are caught by the tracer and counted, never passed into CUPTI; still, don't throw.
@@ -27,6 +28,8 @@ class EventSink {
   virtual void on_execution(const core::KernelExecution& execution) = 0;
   virtual void on_fault(const core::PageFault& fault) = 0;
   virtual void on_migration(const core::Migration& migration) = 0;
+  // The driver's thrashing counters; only a sink that reports them needs to override this.
+  virtual void on_driver_action(const core::DriverAction&) {}
   // `function` is KernelLaunch::function: a CUfunction (or CUkernel) handle, or a CUgraphExec for
   // graph launches (name "<cuda-graph>").
   virtual void on_function_name(std::uint64_t function, const char* name) = 0;
