@@ -17,9 +17,9 @@ constexpr std::array kKeys{
         field<&Config::alloc_limit>()},
     KeySpec{"resident_limit", "100%", "Most of that memory kept resident in GPU memory at once.",
             field<&Config::resident_limit>()},
-    KeySpec{"eviction_headroom", "256MiB",
-            "Free room deepum keeps under resident_limit, for demand faults and new allocations (when "
-            "evicting reactively, at least a tenth of the limit).",
+    KeySpec{"eviction_headroom", "1GiB",
+            "Free room deepum keeps under resident_limit, for demand faults and new allocations: at least a "
+            "tenth of the limit, at most a quarter; reactive eviction widens it when residency overshoots.",
             field<&Config::eviction_headroom>()},
     KeySpec{
         "remote_access", "off",

@@ -421,6 +421,10 @@ void start_once(core::Session& session) {
     tracer_options.cupti_path = config.cupti_library;
     tracer_options.um_counter_all_devices = true;
     tracer_options.um_counters = config.tracing == config::TracingLevel::full;
+    // Thrashing needs more memory in use than the GPU (or the resident limit) holds.
+    tracer_options.thrashing_counters =
+        options.enforce_resident_limit ||
+        session.allocations().alloc_limit_bytes() > session.allocations().device_total_bytes();
     // Enforcing the resident limit, every millisecond of delay lets faults overshoot it.
     const std::uint32_t flush_ms =
         options.enforce_resident_limit ? std::min(config.trace_flush_ms, 2u) : config.trace_flush_ms;

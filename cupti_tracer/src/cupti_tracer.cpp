@@ -380,8 +380,8 @@ StartStatus CuptiTracer::enable_activity(StartStatus status) {
       return api.activity_configure_unified_memory_counter(configs.data(),
                                                            static_cast<std::uint32_t>(configs.size()));
     };
-    result = configure(std::size(kUmCounterKinds));
-    if (result != CUPTI_SUCCESS) {
+    result = configure(options.thrashing_counters ? std::size(kUmCounterKinds) : kEssentialUmCounterKinds);
+    if (result != CUPTI_SUCCESS && options.thrashing_counters) {
       const CUptiResult all_kinds = result;
       result = configure(kEssentialUmCounterKinds);
       if (result == CUPTI_SUCCESS) {

@@ -3,17 +3,19 @@
 #include <algorithm>
 #include <bit>
 
+#include "deepum/core/event_pipeline.hpp"
 #include "deepum/sim/deepum_policy.hpp"
 
 namespace deepum::sim {
 
 void BatchedReactivePolicy::after_kernel(std::uint32_t k, Executor& executor) {
   (void)k;
-  // As core::EventPipeline::enforce_resident_limit() with the headroom of
-  // EventPipelineOptions::effective_headroom() (256 MiB by default), in blocks.
+  // As core::EventPipeline::enforce_resident_limit() with the default headroom (its widening after
+  // an overshoot is not modelled: replayed records are never late).
   const std::uint64_t capacity = executor.capacity_blocks();
-  const std::uint64_t default_headroom = (std::uint64_t{256} << 20) / core::kBlockBytes;
-  const std::uint64_t headroom = std::min(std::max(default_headroom, capacity / 10), capacity / 4);
+  core::PipelineOptions options;
+  options.resident_limit_bytes = capacity * core::kBlockBytes;
+  const std::uint64_t headroom = options.effective_headroom() / core::kBlockBytes;
   const std::uint64_t trigger = capacity - headroom;
   if (executor.occupied_blocks() <= trigger) return;
   const std::uint64_t target = trigger > headroom ? trigger - headroom : 0;

@@ -1039,6 +1039,18 @@ TEST_CASE("CuptiTracer: another CUPTI client, missing UM support and level none 
     tracer.stop();
   }
   {
+    // Thrashing counters not asked for: the three that deepum needs, and nothing to report.
+    fake::State state;
+    fake::state = &state;
+    TracerOptions options = fake::options(managed);
+    options.thrashing_counters = false;
+    CuptiTracer tracer;
+    const StartStatus status = tracer.start(options, sink);
+    CHECK(status.outcome == StartStatus::Outcome::started);
+    CHECK(state.um_configs.size() == 3);
+    tracer.stop();
+  }
+  {
     // No copy or memset records: kernels and faults still come, the outcome says partial.
     fake::State state;
     fake::state = &state;

@@ -149,7 +149,7 @@ TEST_CASE("with nothing set, the defaults apply") {
   CHECK(load.config.enabled);
   CHECK(load.config.alloc_limit == SizeSpec::of_percent(100.0));
   CHECK(load.config.resident_limit == SizeSpec::of_percent(100.0));
-  CHECK(load.config.eviction_headroom == SizeSpec::of_bytes(256 * kMiB));
+  CHECK(load.config.eviction_headroom == SizeSpec::of_bytes(kGiB));
   CHECK(load.config.tracing == TracingLevel::full);
   CHECK(load.config.trace_file.empty());
   CHECK(load.config.cupti_library.empty());
@@ -492,7 +492,7 @@ TEST_CASE("the Markdown table has a row for every key") {
         std::string::npos);
   CHECK(table.find("| `worker_interval_us` | whole number, 50 to 100000 | `1000` | "
                    "`DEEPUM_WORKER_INTERVAL_US` | ") != std::string::npos);
-  CHECK(table.find("| `eviction_headroom` | size | `256MiB` | `DEEPUM_EVICTION_HEADROOM` | ") !=
+  CHECK(table.find("| `eviction_headroom` | size | `1GiB` | `DEEPUM_EVICTION_HEADROOM` | ") !=
         std::string::npos);
   std::size_t rows = 0;
   for (char c : table) rows += c == '\n' ? 1 : 0;
@@ -529,7 +529,7 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
     CHECK(found);
   }
   const Config config;
-  CHECK(config.eviction_headroom == SizeSpec::of_bytes(256 * kMiB));
+  CHECK(config.eviction_headroom == SizeSpec::of_bytes(kGiB));
   CHECK(config.remote_access == RemoteAccess::off);
   CHECK(config.tracing == TracingLevel::full);
   CHECK(config.trace_file.empty());

@@ -81,7 +81,7 @@ struct Config {
   SizeSpec alloc_limit = SizeSpec::of_percent(100.0);     // what the app may allocate in total
   SizeSpec resident_limit = SizeSpec::of_percent(100.0);  // what may stay resident on the GPU
   // Free room kept under resident_limit when evicting.
-  SizeSpec eviction_headroom = SizeSpec::of_bytes(std::uint64_t{256} << 20);
+  SizeSpec eviction_headroom = SizeSpec::of_bytes(std::uint64_t{1} << 30);
   // Under an enforced resident_limit: whether what is not resident is used over the link instead
   // of being faulted in, so that only deepum's own prefetches add to residency.
   RemoteAccess remote_access = RemoteAccess::off;

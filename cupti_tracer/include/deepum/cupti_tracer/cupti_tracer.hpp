@@ -78,6 +78,9 @@ struct TracerOptions {
   // CUPTI refuses makes the outcome `partial` and is named in `detail`.
   bool kernel_records = true;
   bool um_counters = true;  // GPU_PAGE_FAULT, BYTES_TRANSFER_HTOD/DTOH -> PageFault, Migration
+  // With um_counters: also THRASHING, THROTTLING, REMOTE_MAP -> DriverAction. They matter only when
+  // memory is oversubscribed, and cost launch-bound programs a few percent when asked for.
+  bool thrashing_counters = true;
   // Devices the unified-memory counters are configured for (one config per counter kind and device).
   std::vector<std::uint32_t> um_counter_devices{0};
   bool um_counter_all_devices = false;  // every device cuDeviceGetCount reports (overrides the list)

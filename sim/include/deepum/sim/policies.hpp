@@ -33,7 +33,7 @@ class ReactivePolicy final : public Policy {
 // than its capacity less a headroom, the least recently used blocks are evicted with hint calls
 // (cudaMemPrefetchAsync to the host: one call per run of adjacent blocks, written back at the
 // prefetch D2H rate) down to a full headroom below that, so eviction runs in batches off the fault
-// path. The headroom is the library's: a tenth of the capacity, at least 256 MiB, at most a quarter.
+// path. The headroom is the library's: a tenth of the capacity, at least 1 GiB, at most a quarter.
 // When a kernel's faults fill the GPU before the batch is issued, the driver evicts LRU victims.
 class BatchedReactivePolicy final : public Policy {
  public:
