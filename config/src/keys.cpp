@@ -48,8 +48,8 @@ constexpr std::array kKeys{
         "enforced.",
         field<&Config::trace_flush_ms>(), IntegerRange{1, 1000}},
     KeySpec{"trace_per_thread_buffers", "true",
-            "Give CUPTI one activity buffer per thread, so fault and migration records are not held back "
-            "until the kernels queued beside them have run.",
+            "Give CUPTI one activity buffer per thread instead of shared ones (measured on an H100: no clear "
+            "difference in how late records arrive or in what tracing costs).",
             field<&Config::trace_per_thread_buffers>()},
     KeySpec{"worker_interval_us", "1000",
             "How often deepum's worker thread acts on new events, in microseconds; at most 250 while "

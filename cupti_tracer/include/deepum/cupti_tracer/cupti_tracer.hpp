@@ -88,9 +88,9 @@ struct TracerOptions {
   // them to pinned host memory, leaving the GPU memory to the program.
   bool cupti_buffers_in_host_memory = false;
   // One activity buffer per producing thread (CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER). A
-  // default flush returns only buffers whose records are all complete; in a shared buffer, the
-  // records of kernels still queued hold back every fault and migration record written beside
-  // them (by as much as the host runs ahead of the GPU).
+  // default flush returns only buffers whose records are all complete, so records of kernels still
+  // queued could hold back fault records in a shared buffer. Measured (H100, GPT-2 and ResNet-50):
+  // fault records were 0.1-1 s late either way; the driver's own queue seems to hold them.
   bool per_thread_buffers = true;
 
   // -- Delivery --
