@@ -27,8 +27,8 @@ namespace deepum::core {
 
 struct PipelineOptions {
   std::uint64_t resident_limit_bytes = UINT64_MAX;
-  // Measured on an H100 (GPT-2 124M, limit at a third of its footprint): 1 GiB evicts in larger
-  // batches than 256 MiB did, ran 1.1-1.7x faster and kept the peak within 5% of the limit.
+  // Measured on an H100 (GPT-2 124M at 2x and 3x): 1 GiB evicts in larger batches than 256 MiB
+  // did, ran 1.1-1.7x faster, and kept the 3x peak within 5% of the limit in two runs of three.
   std::uint64_t eviction_headroom_bytes = 1ull << 30;
   // Evicting only matters below the physical size; at it, the driver evicts by itself. When
   // enforcing, new ranges are placed on the host first, so residency is counted from migrations.
