@@ -293,6 +293,7 @@ void EventPipeline::learn_headroom() {
   std::lock_guard lock(stats_mutex_);
   if (overshoot_ == 0) ++stats_.overshoots;
   headroom_ = std::min(options_.max_headroom(), headroom_ + (over - overshoot_));
+  stats_.eviction_headroom_bytes = headroom_;
   overshoot_ = over;
 }
 
@@ -303,10 +304,6 @@ void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor
   // footprint while deepum evicted).
   const std::uint64_t resident = residency_.resident_bytes();
   const std::uint64_t trigger = limit - std::min(limit, headroom_);
-  {
-    std::lock_guard lock(stats_mutex_);
-    stats_.eviction_headroom_bytes = headroom_;
-  }
   if (resident <= trigger) return;
   // Evict a batch below the trigger so eviction runs in batches, not per fault.
   const std::uint64_t batch = options_.effective_headroom();

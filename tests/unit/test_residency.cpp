@@ -30,6 +30,15 @@ Migration migration(std::uint64_t address, std::uint64_t bytes, MigrationDirecti
   return m;
 }
 
+// A pipeline that enforces `limit` with the configured `headroom` (reactive eviction).
+PipelineOptions enforcing(std::uint64_t limit, std::uint64_t headroom = 256 * kMiB) {
+  PipelineOptions options;
+  options.resident_limit_bytes = limit;
+  options.eviction_headroom_bytes = headroom;
+  options.enforce_resident_limit = true;
+  return options;
+}
+
 using deepum::test::RecordingExecutor;
 }  // namespace
 
@@ -144,11 +153,7 @@ TEST_CASE("LaunchQueue drops rather than blocks when a ring is full") {
 
 TEST_CASE(
     "the pipeline keeps estimated residency under the limit and never evicts what a queued kernel needs") {
-  PipelineOptions options;
-  options.resident_limit_bytes = 64 * kMiB;
-  options.eviction_headroom_bytes = 8 * kMiB;
-  options.enforce_resident_limit = true;
-  EventPipeline pipeline(options);
+  EventPipeline pipeline(enforcing(64 * kMiB, 8 * kMiB));
   RecordingExecutor executor;
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 256 * kMiB});
   // A queued kernel names the first block; it must survive eviction while in flight.
@@ -182,11 +187,7 @@ TEST_CASE(
 }
 
 TEST_CASE("records that arrive in bursts push residency past the limit once; the headroom then widens") {
-  PipelineOptions options;
-  options.resident_limit_bytes = 64 * kMiB;
-  options.eviction_headroom_bytes = 8 * kMiB;
-  options.enforce_resident_limit = true;
-  EventPipeline pipeline(options);
+  EventPipeline pipeline(enforcing(64 * kMiB, 8 * kMiB));
   RecordingExecutor executor;
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 1024 * kMiB});
   // Each step sees 24 MiB of migrations at once, three times the configured headroom.
@@ -215,10 +216,7 @@ TEST_CASE("records that arrive in bursts push residency past the limit once; the
 }
 
 TEST_CASE("the driver's thrashing answers are counted and leave residency alone") {
-  PipelineOptions options;
-  options.resident_limit_bytes = 64 * kMiB;
-  options.enforce_resident_limit = true;
-  EventPipeline pipeline(options);
+  EventPipeline pipeline(enforcing(64 * kMiB));
   RecordingExecutor executor;
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 16 * kMiB});
   pipeline.on_migration(migration(kBase, 2 * kMiB, MigrationDirection::host_to_device, 5));

@@ -103,7 +103,10 @@ class EventPipeline {
       : options_(options),
         residency_(/*faults_make_resident=*/!options.enforce_resident_limit),
         headroom_(options.effective_headroom()),
-        policy_(std::move(policy)) {}
+        policy_(std::move(policy)) {
+    if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts()))
+      stats_.eviction_headroom_bytes = headroom_;
+  }
 
   // Producers: never block for long, never allocate per launch.
   void on_launch(const KernelLaunch& launch) { launches_.push(launch); }
