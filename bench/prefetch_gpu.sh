@@ -16,7 +16,10 @@
 #             with lookahead N; noevict: the prefetcher without pre-eviction
 #   limit     build, ctest, then at FACTORS (1.5 2 3): MODES (reactive shared): reactive eviction
 #             with CUPTI's per-thread activity buffers (the default) and with one shared buffer;
-#             headSIZE: reactive eviction with eviction_headroom SIZE (e.g. head1GiB)
+#             headSIZE: reactive eviction with eviction_headroom SIZE (e.g. head1GiB); first the
+#             residency_gauge_probe (what the driver's free-memory figure shows of managed memory)
+#   REPEATS=N runs each mode of remote and limit N times, interleaved. REPLAY=1 traces each of their
+#   runs and replays its migration records in time order (deepum trace residency: NAME_replay.txt).
 #   SKIP_CTEST=1 skips ctest in main, remote and limit.
 # Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
 # run; GPT-2 124M at batch 8 needs ~11 GiB.
@@ -54,15 +57,28 @@ mode_settings() {
   *) echo "prefetch_gpu.sh: unknown mode $1" >&2; exit 2 ;;
   esac
 }
-# run_modes FACTORS MODES: GPT-2 at each oversubscription factor in each mode.
+# run_modes FACTORS MODES: GPT-2 at each oversubscription factor in each mode, REPEATS times each
+# (interleaved: every mode once, then again; names end in _rN when REPEATS > 1).
 run_modes() {
+  local repeats=${REPEATS:-1}
   for factor in $1; do
     limit=$(limit_at "$factor")
-    for mode in $2; do
-      mode_settings "$mode"
-      (export DEEPUM_RESIDENT_LIMIT="$limit" "${settings[@]}"
-        deepum "gpt2_${mode}_x$factor" "${g[@]}" --json "$out/gpt2_${mode}_x$factor.json")
-      runs+=("$out/gpt2_${mode}_x$factor")
+    for ((r = 1; r <= repeats; r++)); do
+      for mode in $2; do
+        mode_settings "$mode"
+        local name="gpt2_${mode}_x$factor"
+        ((repeats > 1)) && name+="_r$r"
+        (export DEEPUM_RESIDENT_LIMIT="$limit" "${settings[@]}"
+          [[ -n ${REPLAY:-} ]] && export DEEPUM_TRACE_FILE="$out/$name"
+          deepum "$name" "${g[@]}" --json "$out/$name.json")
+        runs+=("$out/$name")
+        if [[ -n ${REPLAY:-} ]]; then  # residency by the records in time order; the trace is too big to keep
+          "$root/build-gpu/bin/deepum" trace residency "$out/$name.dtrace" "$limit" --timeline 100 \
+            >"$out/${name}_replay.txt" 2>&1
+          echo "$name: $(grep -E '^peak resident' "$out/${name}_replay.txt")"
+          rm -f "$out/$name.dtrace" "$out/$name.perfetto.json"
+        fi
+      done
     done
   done
 }
@@ -100,6 +116,8 @@ remote)
   ;;
 limit)
   run_ctest
+  "$root/build-gpu/bin/residency_gauge_probe" 1024 >"$out/residency_gauge_probe.txt" 2>&1
+  cat "$out/residency_gauge_probe.txt"
   native_and_bandwidth
   run_modes "${FACTORS:-1.5 2 3}" "${MODES:-reactive shared}"
   ;;

@@ -5,7 +5,8 @@
 
 Each RUN is a path prefix P with P.json (train_gpt2.py --json) and P_stats.json (deepum's
 stats_file). A run's oversubscription factor and mode come from its name, ..._MODE_xFACTOR
-(e.g. gpt2_reactive_x2, gpt2_deepum_x3). The floor at factor f is the larger of the native step
+(e.g. gpt2_reactive_x2, gpt2_deepum_x3), with an optional repeat number (gpt2_deepum_x3_r2) that
+pairs it with the reactive run of the same repeat. The floor at factor f is the larger of the native step
 time and the time to move the bytes that must cross the link each step: with footprint F (native
 peak reserved) and resident limit L = F / f, at least F - L must come in and F - L go out, each
 direction at the measured large-range prefetch bandwidth, the two directions overlapped.
@@ -47,6 +48,14 @@ def late_cell(t: dict) -> str:
     return f"{delay['p50'] / 1000:.0f} / {delay['p99'] / 1000:.0f}" if delay else "-"
 
 
+def over_cell(t: dict) -> str:
+    """Time residency (records in time order) spent over the limit, and over it by 5%, of the run."""
+    if "over_limit_ms" not in t:
+        return "-"
+    return (f"{t['over_limit_ms'] / 1000:.1f} / {t['over_limit_5pct_ms'] / 1000:.1f} of "
+            f"{t['replayed_ms'] / 1000:.1f}")
+
+
 def remote_cell(t: dict) -> str:
     """Memory the driver mapped over the link instead of migrating it (its answer to thrashing)."""
     if "remote_map_bytes" not in t:
@@ -76,21 +85,25 @@ def main(argv: list[str]) -> int:
     reactive: dict[str, dict] = {}
     for prefix in args.runs:
         name = Path(prefix).name
-        match = re.search(r"_([A-Za-z0-9-]+)_x([0-9.]+)$", name)
+        match = re.search(r"_([A-Za-z0-9-]+)_x([0-9.]+)(_r[0-9]+)?$", name)
         if not match:
-            print(f"prefetch_report: {name}: expected a name ending in _MODE_xFACTOR", file=sys.stderr)
+            print(f"prefetch_report: {name}: expected a name ending in _MODE_xFACTOR or _MODE_xFACTOR_rN",
+                  file=sys.stderr)
             return 2
         mode, factor = match.group(1), match.group(2)
+        repeat = match.group(3) or ""  # compared with the reactive run of the same repeat
         run = load(Path(prefix + ".json"))
         stats = load(Path(prefix + "_stats.json"))
         t = stats.get("tracing", {})
-        entry = {"name": name, "mode": mode, "factor": factor, "run": run, "stats": stats, "t": t}
+        entry = {"name": name, "mode": mode, "factor": factor, "repeat": repeat, "run": run, "stats": stats,
+                 "t": t}
         if mode == "reactive":
-            reactive[factor] = entry
+            reactive[factor + repeat] = entry
         rows.append(entry)
 
     headers = ["run", "median step ms", "x native", "x floor", "reactive / this", "losses vs native",
-               "faults (vs reactive)", "GiB to GPU / to host per run", "peak resident est. / limit GiB",
+               "faults (vs reactive)", "GiB to GPU / to host per run", "peak resident live estimate / limit GiB",
+               "peak resident by records in time order / limit GiB", "s over limit / over +5% of s",
                "fault records late ms p50/p99", "driver remote-mapped GiB (for thrashing)",
                "prefetched GiB (timely/late/wasted blocks)"]
     print("| " + " | ".join(headers) + " |")
@@ -101,7 +114,7 @@ def main(argv: list[str]) -> int:
         f = float(e["factor"])
         must_move = footprint - footprint / f
         floor_ms = max(native_ms, 1000 * must_move / h2d, 1000 * must_move / d2h)
-        base = reactive.get(e["factor"])
+        base = reactive.get(e["factor"] + e["repeat"])
         speedup = f"{base['run']['median_step_ms'] / ms:.2f}" if base else "-"
         faults = t.get("faults", 0)
         fault_share = (f" ({100 * faults / base['t']['faults']:.1f}%)"
@@ -116,7 +129,9 @@ def main(argv: list[str]) -> int:
             e["name"], f"{ms:.1f}", f"{ms / native_ms:.2f}", f"{ms / floor_ms:.2f} (floor {floor_ms:.0f} ms)",
             speedup, losses_equal(native, run), f"{faults}{fault_share}",
             f"{t.get('bytes_to_gpu', 0) / GIB:.1f} / {t.get('bytes_to_host', 0) / GIB:.1f}",
-            peak_cell(t.get("peak_estimated_resident_bytes", 0), limit), late_cell(t), remote_cell(t), prefetched,
+            peak_cell(t.get("peak_estimated_resident_bytes", 0), limit),
+            peak_cell(t["peak_resident_bytes"], limit) if "peak_resident_bytes" in t else "-", over_cell(t),
+            late_cell(t), remote_cell(t), prefetched,
         ]
         print("| " + " | ".join(rows_cells) + " |")
     print(f"\n(runs of {steps} steps; the floor counts F - L bytes each way per step)")

@@ -162,6 +162,8 @@ def rows_of(phase: dict) -> list[dict]:
             "losses": "-" if run["mode"] == "native" else losses_vs(nres, result),
             "faults": t.get("faults") if t else None,
             "to_gpu": t.get("bytes_to_gpu") if t else None, "to_host": t.get("bytes_to_host") if t else None,
+            # Residency by the migration records in time order (deepum since session 5), not the live estimate.
+            "peak_resident": t.get("peak_resident_bytes") if t else None,
             "status": status_of(run),
         })
     return rows
@@ -173,19 +175,24 @@ def fmt(value: float | None, spec: str) -> str:
 
 def table(rows: list[dict]) -> list[str]:
     headers = ["mode", "oversub.", "GPU memory cap GiB", "median step ms", "x native", "x floor (floor ms)",
-               "losses vs native", "faults", "GiB to GPU / to host", "status", "GPU", "date", "command"]
+               "losses vs native", "faults", "GiB to GPU / to host", "peak resident GiB (vs cap)", "status", "GPU",
+               "date", "command"]
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     order = {m: i for i, m in enumerate(MODE_ORDER)}
     for r in sorted(rows, key=lambda r: (r["ratio"], order.get(r["mode"], 99), r["mode"])):
         run, phase = r["run"], r["phase"]
         moved = (f"{r['to_gpu'] / GIB:.1f} / {r['to_host'] / GIB:.1f}"
                  if r["to_gpu"] is not None and r["to_host"] is not None else "-")
+        cap = run.get("limit_bytes")
+        peak = r["peak_resident"]
+        peak_cell = ("-" if not peak else
+                     f"{peak / GIB:.2f}" + (f" ({100 * (peak - cap) / cap:+.0f}%)" if cap else ""))
         cells = [
             r["mode"], "-" if r["mode"] == "native" else f"{r['ratio']:g}x",
             "-" if not run.get("limit_bytes") else f"{run['limit_bytes'] / GIB:.2f}",
             fmt(r["ms"], ".1f"), fmt(r["x_native"], ".2f"),
             f"{fmt(r['x_floor'], '.2f')} ({fmt(r['floor_ms'], '.0f')})",
-            r["losses"], fmt(r["faults"], "d"), moved, r["status"],
+            r["losses"], fmt(r["faults"], "d"), moved, peak_cell, r["status"],
             phase.get("gpu") or "?", (phase.get("date") or "?")[:10],
             f"`{run.get('command', '').replace('|', '/')}`",
         ]
@@ -248,6 +255,7 @@ def render(phases: list[dict], out_dir: Path) -> tuple[str, list[str]]:
         png = out_dir / f"suite_{workload}.png"
         if can_plot and any(r["ms"] for r in wrows):
             plot(workload, wrows, png)
+        if png.exists():  # drawn now, or on the GPU machine with the phase's data
             lines += [f"![{workload}: median step time against oversubscription]({png.name})", ""]
         lines += table(wrows) + [""]
     return "\n".join(lines), messages

@@ -15,6 +15,7 @@
 #include "deepum/config/config.hpp"
 #include "deepum/config/keys.hpp"
 #include "deepum/core/perfetto_writer.hpp"
+#include "deepum/core/residency_replay.hpp"
 #include "deepum/core/trace_file.hpp"
 
 namespace {
@@ -29,6 +30,10 @@ constexpr const char* kUsage =
     "  deepum trace check PREFIX                         verify PREFIX.dtrace and PREFIX.perfetto.json\n"
     "  deepum trace summary FILE.dtrace                  what a trace holds\n"
     "  deepum trace convert FILE.dtrace OUT.json         write a trace as Perfetto JSON\n"
+    "  deepum trace residency FILE.dtrace LIMIT [--timeline MS]\n"
+    "                                                    residency by the records in time order, against\n"
+    "                                                    LIMIT (bytes or a size: 3840MiB, 3.75GiB); with\n"
+    "                                                    --timeline, a CSV of every MS milliseconds\n"
     "  deepum --version\n"
     "\n"
     "Configuration: defaults, then the JSON file (--config or DEEPUM_CONFIG), then DEEPUM_<KEY>\n"
@@ -170,7 +175,51 @@ int trace_command(const std::vector<std::string>& args) {
     std::printf("wrote %s\n", args[2].c_str());
     return 0;
   }
-  std::fprintf(stderr, "deepum: trace check PREFIX | trace summary FILE | trace convert FILE OUT\n");
+  if (verb == "residency" && (args.size() == 3 || (args.size() == 5 && args[3] == "--timeline"))) {
+    long interval_ms = 0;
+    if (args.size() == 5) {
+      char* end = nullptr;
+      interval_ms = std::strtol(args[4].c_str(), &end, 10);
+      if (end == args[4].c_str() || *end != '\0' || interval_ms <= 0 || interval_ms > 60'000) {
+        std::fprintf(stderr, "deepum: trace residency: --timeline %s: give whole milliseconds, 1 to 60000\n",
+                     args[4].c_str());
+        return 2;
+      }
+    }
+    std::string why;
+    const std::optional<deepum::config::SizeSpec> limit = deepum::config::parse_size(args[2], &why);
+    if (!limit || limit->is_percent()) {
+      std::fprintf(
+          stderr, "deepum: trace residency: LIMIT %s: %s\n", args[2].c_str(),
+          limit ? "a percentage needs the GPU's size; give bytes or a size such as 3.75GiB" : why.c_str());
+      return 2;
+    }
+    const TraceReadResult result = read_trace(args[1]);
+    if (!result) {
+      std::fprintf(stderr, "%s\n", result.error.c_str());
+      return 1;
+    }
+    std::vector<ResidencyInterval> timeline;
+    const Timestamp interval_ns = static_cast<Timestamp>(interval_ms) * 1'000'000;
+    std::printf("%s",
+                describe(replay_residency(*result.trace, limit->resolve(0), &timeline, interval_ns)).c_str());
+    if (interval_ms != 0) {
+      constexpr double kMiBytes = 1 << 20;
+      std::printf("ms,resident_mib,estimated_mib,to_gpu_mib,to_host_mib,evictions_asked_mib\n");
+      for (const ResidencyInterval& i : timeline) {
+        std::printf(
+            "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", static_cast<double>(i.start) / 1e6,
+            static_cast<double>(i.resident_max) / kMiBytes, static_cast<double>(i.estimated_max) / kMiBytes,
+            static_cast<double>(i.to_gpu_bytes) / kMiBytes, static_cast<double>(i.to_host_bytes) / kMiBytes,
+            static_cast<double>(i.evictions_asked_bytes) / kMiBytes);
+      }
+    }
+    return 0;
+  }
+  std::fprintf(
+      stderr,
+      "deepum: trace check PREFIX | trace summary FILE | trace convert FILE OUT | trace residency FILE "
+      "LIMIT [--timeline MS]\n");
   return 2;
 }
 

@@ -112,6 +112,8 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
   } else if (const auto* migration = std::get_if<Migration>(&event)) {
     if (recorder) recorder->migration(*migration);
     residency_.on_migration(*migration);
+    if (settled_) settled_->on_migration(*migration);
+    if (now > migration->end) migration_delay_us_.add((now - migration->end) / 1000);
     if (migration->direction == MigrationDirection::host_to_device) {
       ++stats_.migrations_to_gpu;
       stats_.bytes_to_gpu += migration->bytes;
@@ -145,6 +147,7 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
   } else if (const auto* range = std::get_if<RangeEvent>(&event)) {
     if (recorder) recorder->range(*range);
     if (policy_) policy_->on_range(*range);
+    if (settled_) settled_->on_range(*range);
     if (range->kind == RangeEvent::Kind::allocated) {
       residency_.on_range_allocated(range->address, range->bytes);
     } else {
@@ -192,6 +195,7 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   }
   // A policy that evicts also absorbs overshoot with its plans (they evict down to the budget),
   // asynchronously; a synchronous eviction here would only wait behind its queued evictions.
+  if (settled_) replay_settled(now, final);
   if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts())) {
     learn_headroom();
     enforce_resident_limit(now, executor, recorder);
@@ -202,6 +206,7 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   stats_.attribution = attributor_.stats();
   stats_.fault_delay_us = fault_delay_us_.percentiles();
   stats_.execution_delay_us = execution_delay_us_.percentiles();
+  stats_.migration_delay_us = migration_delay_us_.percentiles();
   stats_.step_us = step_us_.percentiles();
   if (policy_) {
     const PrefetchStats learned = policy_->stats();
@@ -278,23 +283,49 @@ void EventPipeline::run_policy(Timestamp now, HintExecutor& executor, EventRecor
   stats_.peak_resident_blocks = residency_.peak_resident_blocks();
 }
 
+void EventPipeline::replay_settled(Timestamp now, bool final) {
+  if (final) {
+    settled_->finish();
+  } else {
+    settled_->advance(now);
+  }
+  const ResidencyReplay& replay = settled_->result();
+  std::lock_guard lock(stats_mutex_);
+  stats_.peak_resident_bytes = replay.peak_bytes;
+  stats_.over_limit_ms = replay.over_limit_ns / 1'000'000;
+  stats_.over_limit_5pct_ms = replay.over_limit_5pct_ns / 1'000'000;
+  stats_.replayed_ms =
+      replay.last_time > replay.first_time ? (replay.last_time - replay.first_time) / 1'000'000 : 0;
+  stats_.records_out_of_order = replay.out_of_order;
+}
+
 // Residency past the limit means more arrived between crossing the trigger and the eviction taking
 // effect than the headroom holds (records arrive late, evictions take time): start that much
-// earlier from now on. Grows once per overshoot, by its height, up to half the limit.
+// earlier from now on. Grows once per overshoot, by its height, up to half the limit. Overshoots
+// are read both from the live estimate and, seconds later, from the records in time order, which
+// show what the estimate missed while records were on their way.
 void EventPipeline::learn_headroom() {
+  grow_headroom(residency_.resident_bytes(), overshoot_);
+  if (settled_) {
+    // The highest point of the records replayed this step: an overshoot may be over already.
+    grow_headroom(settled_->take_recent_peak(), settled_overshoot_);
+    if (settled_->resident_bytes() <= options_.resident_limit_bytes) settled_overshoot_ = 0;
+  }
+}
+
+void EventPipeline::grow_headroom(std::uint64_t resident, std::uint64_t& overshoot) {
   const std::uint64_t limit = options_.resident_limit_bytes;
-  const std::uint64_t resident = residency_.resident_bytes();
   if (resident <= limit) {
-    overshoot_ = 0;
+    overshoot = 0;
     return;
   }
   const std::uint64_t over = resident - limit;
-  if (over <= overshoot_) return;
+  if (over <= overshoot) return;
   std::lock_guard lock(stats_mutex_);
-  if (overshoot_ == 0) ++stats_.overshoots;
-  headroom_ = std::min(options_.max_headroom(), headroom_ + (over - overshoot_));
+  if (overshoot == 0) ++stats_.overshoots;
+  headroom_ = std::min(options_.max_headroom(), headroom_ + (over - overshoot));
   stats_.eviction_headroom_bytes = headroom_;
-  overshoot_ = over;
+  overshoot = over;
 }
 
 void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {

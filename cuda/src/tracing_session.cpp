@@ -242,6 +242,10 @@ void stop_tracing_at_exit() {
     runtime->tracer->flush();
     const cupti_tracer::TracerStats stats = runtime->tracer->stats();
     std::string note = "; CUPTI records dropped: " + std::to_string(stats.dropped_records);
+    if (const std::uint64_t incomplete = stats.records[cupti_tracer::RecordClass::incomplete];
+        incomplete != 0)
+      note +=
+          "; records without timestamps (work unfinished at a forced flush): " + std::to_string(incomplete);
     if (stats.callback_ns != 0 && stats.launches != 0) {
       note += "; launch callback " +
               std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches)) + " ns on average";

@@ -244,6 +244,13 @@ DecodedRecord decode_activity(const CUpti_Activity* record, RecordClass* classif
         break;
     }
   }
+  // A forced flush hands back records of work still queued or running, without both timestamps:
+  // nothing can be attributed to them (their kernel's later record, if any, is a new one).
+  if (const auto* execution = std::get_if<core::KernelExecution>(&out);
+      execution != nullptr && (execution->start == 0 || execution->end < execution->start)) {
+    which = RecordClass::incomplete;
+    out = std::monostate{};
+  }
   if (classified != nullptr) *classified = which;
   return out;
 }

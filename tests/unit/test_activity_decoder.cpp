@@ -120,6 +120,28 @@ TEST_CASE("Kernel records (concurrent and serial) decode to KernelExecution") {
   }
 }
 
+TEST_CASE(
+    "A kernel or copy record without both timestamps (a forced flush) is classed incomplete, not used") {
+  CUpti_ActivityKernel10 running = kernel_record(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  running.end = 0;  // handed over before the kernel ended
+  CUpti_ActivityKernel10 queued = kernel_record(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  queued.start = 0;
+  queued.end = 0;
+  auto copy = memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096);
+  copy.end = 0;
+  for (const CUpti_Activity* record : {as_activity(running), as_activity(queued), as_activity(copy)}) {
+    RecordClass classified = RecordClass::kernel;
+    const DecodedRecord decoded = decode_activity(record, &classified);
+    CHECK(classified == RecordClass::incomplete);
+    CHECK(std::holds_alternative<std::monostate>(decoded));
+  }
+  ActivityDecoder decoder;
+  decoder.decode(as_activity(running));
+  decoder.decode(as_activity(kernel_record(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)));
+  CHECK(decoder.counts()[RecordClass::incomplete] == 1);
+  CHECK(decoder.counts()[RecordClass::kernel] == 1);
+}
+
 TEST_CASE("Memcpy records (CUpti_ActivityMemcpy6) decode to a KernelExecution of operation memcpy") {
   for (const std::uint8_t copy_kind : std::initializer_list<std::uint8_t>{
            CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD,
@@ -498,6 +520,7 @@ struct State {
   std::vector<std::size_t> offsets;                 // of the records in the buffer being drained
   std::size_t dropped = 0;
   int flushes = 0;
+  int forced_flushes = 0;  // with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
   uint64_t clock = 1000;
 };
 State* state = nullptr;
@@ -560,9 +583,10 @@ CUptiResult CUPTIAPI configure_um(CUpti_ActivityUnifiedMemoryCounterConfig* conf
   state->um_configs.assign(configs, configs + count);
   return state->um_config_result;
 }
-CUptiResult CUPTIAPI flush_all(uint32_t) {
+CUptiResult CUPTIAPI flush_all(uint32_t flags) {
   std::lock_guard lock(state->mutex);
   ++state->flushes;
+  if ((flags & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0) ++state->forced_flushes;
   if (state->pending.empty()) return CUPTI_SUCCESS;
   uint8_t* buffer = nullptr;
   size_t size = 0;
@@ -984,6 +1008,8 @@ TEST_CASE("CuptiTracer: the poll thread delivers records without an explicit flu
   CUpti_ActivityKernel10 kernel;
   std::memset(&kernel, 0, sizeof(kernel));
   kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  kernel.start = 100;
+  kernel.end = 200;
   fake::queue(kernel);
   for (int i = 0; i < 2000 && sink.activity_count() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -991,6 +1017,7 @@ TEST_CASE("CuptiTracer: the poll thread delivers records without an explicit flu
   CHECK(sink.activity_count() == 1);
   tracer.stop();
   CHECK(tracer.stats().polls >= 1);
+  CHECK(state.forced_flushes == 1);  // stop()'s own, never the poll thread's
   fake::state = nullptr;
 }
 

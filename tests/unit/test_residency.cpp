@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "deepum/core/event_pipeline.hpp"
+#include "deepum/core/residency_replay.hpp"
 #include "recording_executor.hpp"
 
 using namespace deepum::core;
@@ -431,4 +432,71 @@ TEST_CASE("a migration record older than deepum's own move of the block is not r
   // A fault after the eviction brings block 0 back.
   map.on_migration(migration(kBase, 64 * 1024, MigrationDirection::host_to_device, 2'500));
   CHECK(map.resident_bytes() == 2 * kMiB + 64 * 1024);
+}
+
+TEST_CASE("replay_residency orders records by time, whatever order they arrived in") {
+  Trace trace;
+  trace.ranges.push_back({RangeEvent::Kind::allocated, 1, kBase, 64 * kMiB});
+  // Arrival order: an eviction's record before the fault-in it followed on the GPU, then more
+  // fault-ins. In time: 0-8 MiB in at 100, 8 more in at 200, the first 8 out from 300 to 310,
+  // 8 more in at 400. Peak 16 MiB, from 200 to 310.
+  trace.migrations.push_back(migration(kBase, 8 * kMiB, MigrationDirection::device_to_host, 300));
+  trace.migrations.push_back(migration(kBase, 8 * kMiB, MigrationDirection::host_to_device, 100));
+  trace.migrations.push_back(migration(kBase + 8 * kMiB, 8 * kMiB, MigrationDirection::host_to_device, 200));
+  trace.migrations.push_back(migration(kBase + 16 * kMiB, 8 * kMiB, MigrationDirection::host_to_device, 400));
+  trace.resident_samples.push_back({150, 24 * kMiB, 0});  // the live estimate thought more
+  const ResidencyReplay replay = replay_residency(trace, 12 * kMiB);
+  CHECK(replay.migrations == 4);
+  CHECK(replay.peak_bytes == 16 * kMiB);
+  CHECK(replay.peak_time == 200);
+  CHECK(replay.first_time == 100);
+  CHECK(replay.last_time == 400);
+  CHECK(replay.over_limit_ns == 110);  // 16 MiB from 200 until the eviction ended at 310
+  CHECK(replay.over_limit_5pct_ns == 110);
+  CHECK(replay.estimated_peak_bytes == 24 * kMiB);
+  std::vector<ResidencyInterval> timeline;
+  replay_residency(trace, 12 * kMiB, &timeline, 100);
+  REQUIRE(timeline.size() == 4);  // from the first migration (100) in steps of 100 ns
+  CHECK(timeline[0].resident_max == 8 * kMiB);
+  CHECK(timeline[1].resident_max == 16 * kMiB);
+  CHECK(timeline[2].resident_max == 16 * kMiB);  // until the eviction ended at 310
+  CHECK(timeline[3].resident_max == 16 * kMiB);  // 8 MiB back, then 8 more at 400
+  CHECK(timeline[0].to_gpu_bytes == 8 * kMiB);   // the one ending at 110
+  CHECK(timeline[2].to_host_bytes == 8 * kMiB);
+  CHECK(timeline[0].estimated_max == 24 * kMiB);
+  const std::string text = describe(replay);
+  CHECK(text.find("peak resident: 16.00 MiB (+33.3% of the limit 12.00 MiB)") != std::string::npos);
+  CHECK(text.find("the live estimate's peak sample: 24.00 MiB (+100.0% of the limit)") != std::string::npos);
+}
+
+TEST_CASE(
+    "the pipeline replays settled records in time order: the true peak, and the headroom learns from it") {
+  constexpr Timestamp kMs = 1'000'000;
+  EventPipeline pipeline(enforcing(64 * kMiB, 8 * kMiB));
+  RecordingExecutor executor;
+  pipeline.on_range({RangeEvent::Kind::allocated, 1, kBase, 256 * kMiB});
+  // deepum moved the first 32 MiB out at 100 ms. Their fault-in at 50 ms is reported only after
+  // that, so the live estimate skips it as stale; in time, those 32 MiB sat on the GPU from 50 ms
+  // until the move ended at 150 ms, next to 48 MiB faulted in at 60 ms: 80 MiB, over 64.
+  pipeline.on_discarded({Hint::Kind::discard, 100 * kMs, kBase, 32 * kMiB});
+  pipeline.on_migration(migration(kBase, 32 * kMiB, MigrationDirection::host_to_device, 50 * kMs));
+  pipeline.on_migration(
+      migration(kBase + 32 * kMiB, 48 * kMiB, MigrationDirection::host_to_device, 60 * kMs));
+  Migration out = migration(kBase, 32 * kMiB, MigrationDirection::device_to_host, 140 * kMs);
+  out.end = 150 * kMs;
+  pipeline.on_migration(out);
+  pipeline.step(200 * kMs, executor, nullptr);
+  CHECK(pipeline.stats().peak_estimated_resident_bytes == 48 * kMiB);
+  CHECK(pipeline.stats().peak_resident_bytes == 0);  // not settled yet
+  CHECK(pipeline.stats().overshoots == 0);
+  pipeline.step(200 * kMs + EventPipeline::kSettleNs, executor, nullptr);
+  const PipelineStats stats = pipeline.stats();
+  CHECK(stats.peak_resident_bytes == 80 * kMiB);
+  CHECK(stats.over_limit_ms == 90);  // from 60 to 150 ms
+  CHECK(stats.over_limit_5pct_ms == 90);
+  CHECK(stats.replayed_ms == 100);  // migrations from 50 to 150 ms
+  CHECK(stats.records_out_of_order == 0);
+  // The replay is back under the limit, but it went 16 MiB over: eviction starts that much earlier.
+  CHECK(stats.overshoots == 1);
+  CHECK(stats.eviction_headroom_bytes == 24 * kMiB);
 }

@@ -10,6 +10,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -22,6 +23,7 @@
 #include "deepum/core/hint_policy.hpp"
 #include "deepum/core/launch_queue.hpp"
 #include "deepum/core/residency_map.hpp"
+#include "deepum/core/residency_replay.hpp"
 
 namespace deepum::core {
 
@@ -62,13 +64,19 @@ struct PipelineStats {
   // Reactive eviction starts this far below the limit: the configured headroom, grown by each
   // overshoot past the limit (what arrived before an eviction took effect).
   std::uint64_t eviction_headroom_bytes = 0;
-  std::uint64_t overshoots = 0;  // times residency rose past the limit
+  std::uint64_t overshoots = 0;  // times residency rose past the limit (estimated or replayed)
   // The driver's answers to thrashing: regions it saw thrash, times it throttled a processor, and
   // memory it mapped over the link instead of migrating (all causes, and because of thrashing).
   std::uint64_t thrashing_records = 0, thrashing_bytes = 0;
   std::uint64_t throttling_records = 0;
   std::uint64_t remote_map_records = 0, remote_map_bytes = 0, remote_map_bytes_for_thrashing = 0;
   std::uint64_t peak_estimated_resident_bytes = 0;
+  // Residency by the migration records in time order, once they have settled (a few seconds behind
+  // the estimate above, which runs behind the GPU by the records' delay): the true peak, and the
+  // time spent over the limit. Kept only while the limit is enforced.
+  std::uint64_t peak_resident_bytes = 0;
+  std::uint64_t over_limit_ms = 0, over_limit_5pct_ms = 0, replayed_ms = 0;
+  std::uint64_t records_out_of_order = 0;  // came later than the settling delay
   std::uint64_t peak_resident_blocks = 0;  // blocks holding any GPU bytes, at most
   std::uint64_t peak_measured_used_bytes = 0;
   AttributionStats attribution;
@@ -76,7 +84,7 @@ struct PipelineStats {
   bool prefetching = false;  // a HintPolicy plans ahead
   // How long after a fault (a kernel) ended its record reached the worker: CUPTI's buffering, the
   // tracer's poll, the worker's period. What bounds how soon deepum can react to what the GPU does.
-  Percentiles fault_delay_us, execution_delay_us;
+  Percentiles fault_delay_us, execution_delay_us, migration_delay_us;
   Percentiles step_us;  // the worker's time in step(), hints included
 };
 
@@ -106,7 +114,12 @@ class EventPipeline {
         policy_(std::move(policy)) {
     if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts()))
       stats_.eviction_headroom_bytes = headroom_;
+    if (options_.enforce_resident_limit) settled_.emplace(options_.resident_limit_bytes, kSettleNs);
   }
+
+  // How long migration records are held before the time-ordered replay takes them: longer than
+  // nearly all records are late (p99 1-2 s, max 2.8 s measured on an H100).
+  static constexpr Timestamp kSettleNs = 3'000'000'000;
 
   // Producers: never block for long, never allocate per launch.
   void on_launch(const KernelLaunch& launch) { launches_.push(launch); }
@@ -152,6 +165,8 @@ class EventPipeline {
   void handle(const ActivityEvent& event, Timestamp now, EventRecorder* recorder);
   void enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
   void learn_headroom();
+  void grow_headroom(std::uint64_t resident, std::uint64_t& overshoot);
+  void replay_settled(Timestamp now, bool final);
   void note_faulted_block(const KernelExecution& execution, const PageFault& fault);
   void complete_kernels(bool final);
   void run_policy(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
@@ -178,8 +193,9 @@ class EventPipeline {
   // Reactive eviction's headroom, and how far past the limit the current overshoot has gone
   // (0: under the limit).
   std::uint64_t headroom_;
-  std::uint64_t overshoot_ = 0;
-  Log2Histogram fault_delay_us_, execution_delay_us_, step_us_;
+  std::uint64_t overshoot_ = 0, settled_overshoot_ = 0;
+  std::optional<TimeOrderedResidency> settled_;
+  Log2Histogram fault_delay_us_, execution_delay_us_, migration_delay_us_, step_us_;
 
   // Prefetching. Kernels whose execution arrived, waiting for their faults before the policy
   // learns from them (fault records arrive later than kernel records).
