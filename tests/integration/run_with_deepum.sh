@@ -30,8 +30,15 @@ if os.environ.get("DEEPUM_EXPECT_PREFETCH") == "1":
           f"{prefetch['pre_evicted_bytes']} pre-evicted")
 most = os.environ.get("DEEPUM_EXPECT_PEAK_AT_MOST")
 if most:
-    peak = stats.get("tracing", {}).get("peak_estimated_resident_bytes", 0)
-    print(f"peak resident (estimate): {peak} bytes, limit {most}")
+    # Residency by the migration records in time order: what was on the GPU. The live estimate can
+    # read higher (prefetches count when asked for, before pre-evictions finish) or lower (records
+    # arrive late); it is printed, not checked.
+    tracing = stats.get("tracing", {})
+    if "peak_resident_bytes" not in tracing:
+        sys.exit("FAIL: the statistics have no peak_resident_bytes (residency by records in time order)")
+    peak = tracing["peak_resident_bytes"]
+    print(f"peak resident: {peak} bytes by the records in time order "
+          f"({tracing.get('peak_estimated_resident_bytes', 0)} by the live estimate), limit {most}")
     if peak > int(most):
         sys.exit(f"FAIL: residency reached {peak} bytes, over {most}")
 PY
