@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <vector>
 
@@ -124,17 +125,20 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaGetLastError());
   CHECK_CUDA(cudaEventRecord(done, stream));
   const std::vector<Sample> faulting = poll_until(done, base);
-  print_series("demand_fault_pass", faulting);
+  print_series("demand_fault_pass_of_evicted_range", faulting);
   CHECK_CUDA(cudaMemPrefetchAsync(data, bytes, bench::host_location(), 0, stream));
   CHECK_CUDA(cudaEventRecord(done, stream));
   print_series("eviction_to_host", poll_until(done, base));
-  // Does the driver reuse the GPU memory it freed by evicting, for another range's pages?
+  // Does the driver reuse the GPU memory it freed by evicting, for another range's pages? Placed
+  // on the host first (as deepum does under a resident limit), then faulted in, polled.
   char* other = nullptr;
   CHECK_CUDA(cudaMallocManaged(&other, bytes));
+  std::memset(other, 0, bytes);
   const double before_other = used_mib();
   write_fill<<<grid, 512, 0, stream>>>(reinterpret_cast<float4*>(other), bytes / sizeof(float4), 4.0f);
   CHECK_CUDA(cudaGetLastError());
-  sync();
+  CHECK_CUDA(cudaEventRecord(done, stream));
+  print_series("demand_fault_pass_of_another_range", poll_until(done, base));
   std::printf("  \"before_other_range_mib\": %.1f, \"after_other_range_faulted_in_mib\": %.1f,\n",
               before_other, used_mib());
   CHECK_CUDA(cudaFree(other));
