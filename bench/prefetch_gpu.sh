@@ -69,14 +69,17 @@ run_modes() {
         local name="gpt2_${mode}_x$factor"
         ((repeats > 1)) && name+="_r$r"
         (export DEEPUM_RESIDENT_LIMIT="$limit" "${settings[@]}"
-          [[ -n ${REPLAY:-} ]] && export DEEPUM_TRACE_FILE="$out/$name"
+          [[ ${REPLAY:-0} == 1 ]] && export DEEPUM_TRACE_FILE="$out/$name"
           deepum "$name" "${g[@]}" --json "$out/$name.json")
         runs+=("$out/$name")
-        if [[ -n ${REPLAY:-} ]]; then  # residency by the records in time order; the trace is too big to keep
-          "$root/build-gpu/bin/deepum" trace residency "$out/$name.dtrace" "$limit" --timeline 100 \
-            >"$out/${name}_replay.txt" 2>&1
-          echo "$name: $(grep -E '^peak resident' "$out/${name}_replay.txt")"
-          rm -f "$out/$name.dtrace" "$out/$name.perfetto.json"
+        if [[ ${REPLAY:-0} == 1 ]]; then  # residency by the records in time order; the trace is too big to keep
+          if "$root/build-gpu/bin/deepum" trace residency "$out/$name.dtrace" "$limit" --timeline 100 \
+            >"$out/${name}_replay.txt" 2>&1; then
+            echo "$name: $(grep -E '^peak resident' "$out/${name}_replay.txt")"
+            rm -f "$out/$name.dtrace" "$out/$name.perfetto.json"
+          else
+            echo "$name: the replay failed (kept $name.dtrace): $(tail -1 "$out/${name}_replay.txt")"
+          fi
         fi
       done
     done

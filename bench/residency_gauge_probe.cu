@@ -2,7 +2,8 @@
 // as it moves on and off the GPU, at what granularity, how soon, and at what cost? deepum's residency
 // limit needs a measure that does not wait for CUPTI's fault records (0.1-1 s late).
 //
-//   residency_gauge_probe [MiB]   (default 1024; at most a quarter of the GPU's free memory)
+//   residency_gauge_probe [MiB]   (default 1024; two ranges of this size, each at most a quarter of
+//                                  the GPU's free memory)
 //
 // Prints, per step, how much the GPU's used memory grew since the start (MiB); then a demand-fault
 // pass and an eviction sampled by polling cudaMemGetInfo, and the cost of one call. Runs natively.
@@ -10,8 +11,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "managed_bench.hpp"
@@ -50,11 +51,13 @@ struct Sample {
 std::vector<Sample> poll_until(cudaEvent_t done, size_t base_free) {
   std::vector<Sample> samples;
   const auto start = Clock::now();
-  while (cudaEventQuery(done) == cudaErrorNotReady) {
+  cudaError_t state;
+  while ((state = cudaEventQuery(done)) == cudaErrorNotReady) {
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     const double used = (static_cast<double>(base_free) - static_cast<double>(free_now())) / (1 << 20);
     samples.push_back({ms, used});
   }
+  CHECK_CUDA(state);  // the kernel or copy it waited for failed
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   samples.push_back({ms, (static_cast<double>(base_free) - static_cast<double>(free_now())) / (1 << 20)});
   return samples;
@@ -154,9 +157,10 @@ int main(int argc, char** argv) {
   std::sort(gaps.begin(), gaps.end());
   const double busy_p50 = gaps.empty() ? 0 : gaps[gaps.size() / 2] * 1e3;
   const double busy_max = gaps.empty() ? 0 : gaps.back() * 1e3;
+  // While faulting, one poll of poll_until: cudaMemGetInfo and cudaEventQuery.
   std::printf(
-      "  \"mem_get_info_idle_us\": %.2f, \"mem_get_info_while_faulting_p50_us\": %.2f, "
-      "\"mem_get_info_while_faulting_max_us\": %.2f,\n",
+      "  \"mem_get_info_idle_us\": %.2f, \"poll_while_faulting_p50_us\": %.2f, "
+      "\"poll_while_faulting_max_us\": %.2f,\n",
       idle_us, busy_p50, busy_max);
   CHECK_CUDA(cudaFree(data));
   std::printf("  \"after_free_mib\": %.1f}\n", used_mib());

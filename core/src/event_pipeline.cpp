@@ -193,9 +193,9 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
     faults_seen_ = attributor_.stats().faults;
     last_fault_handled_ = now;
   }
+  if (settled_) replay_settled(now, final);
   // A policy that evicts also absorbs overshoot with its plans (they evict down to the budget),
   // asynchronously; a synchronous eviction here would only wait behind its queued evictions.
-  if (settled_) replay_settled(now, final);
   if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts())) {
     learn_headroom();
     enforce_resident_limit(now, executor, recorder);
@@ -302,30 +302,23 @@ void EventPipeline::replay_settled(Timestamp now, bool final) {
 // Residency past the limit means more arrived between crossing the trigger and the eviction taking
 // effect than the headroom holds (records arrive late, evictions take time): start that much
 // earlier from now on. Grows once per overshoot, by its height, up to half the limit. Overshoots
-// are read both from the live estimate and, seconds later, from the records in time order, which
-// show what the estimate missed while records were on their way.
+// are read from the records in time order (seconds late), not from the live estimate: that one
+// runs behind the GPU and misses most of each overshoot, and learning from both would count the
+// part it sees twice.
 void EventPipeline::learn_headroom() {
-  grow_headroom(residency_.resident_bytes(), overshoot_);
-  if (settled_) {
-    // The highest point of the records replayed this step: an overshoot may be over already.
-    grow_headroom(settled_->take_recent_peak(), settled_overshoot_);
-    if (settled_->resident_bytes() <= options_.resident_limit_bytes) settled_overshoot_ = 0;
-  }
-}
-
-void EventPipeline::grow_headroom(std::uint64_t resident, std::uint64_t& overshoot) {
+  if (!settled_) return;
+  const std::uint64_t peak = settled_->take_recent_peak();
+  if (peak == 0) return;  // nothing replayed this step: the overshoot, if any, goes on
   const std::uint64_t limit = options_.resident_limit_bytes;
-  if (resident <= limit) {
-    overshoot = 0;
-    return;
+  if (peak > limit && peak - limit > settled_overshoot_) {
+    const std::uint64_t over = peak - limit;
+    std::lock_guard lock(stats_mutex_);
+    if (settled_overshoot_ == 0) ++stats_.overshoots;
+    headroom_ = std::min(options_.max_headroom(), headroom_ + (over - settled_overshoot_));
+    stats_.eviction_headroom_bytes = headroom_;
+    settled_overshoot_ = over;
   }
-  const std::uint64_t over = resident - limit;
-  if (over <= overshoot) return;
-  std::lock_guard lock(stats_mutex_);
-  if (overshoot == 0) ++stats_.overshoots;
-  headroom_ = std::min(options_.max_headroom(), headroom_ + (over - overshoot));
-  stats_.eviction_headroom_bytes = headroom_;
-  overshoot = over;
+  if (settled_->resident_bytes() <= limit) settled_overshoot_ = 0;
 }
 
 void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder) {

@@ -28,16 +28,24 @@ void TimeOrderedResidency::on_migration(const Migration& migration) {
 
 void TimeOrderedResidency::apply(const Pending& pending) {
   const std::uint64_t limit = result_.limit_bytes;
-  const std::uint64_t limit_5pct = limit + limit / 20;
+  const std::uint64_t limit_5pct = limit > UINT64_MAX - limit / 20 ? UINT64_MAX : limit + limit / 20;
+  const bool is_migration = std::holds_alternative<Migration>(pending.record);
   if (pending.time < replayed_up_to_) {
+    // Later than the settling delay: applied now, its bytes counted from here on (its own time
+    // stays its peak time).
     ++result_.out_of_order;
   } else {
-    // The residency reached by the previous record held until this one.
+    // The residency reached by the previous record held until this one. Counted into the run
+    // only once a migration follows, so that frees after the last migration (at exit) add none.
     if (replayed_up_to_ != 0) {
-      if (resident_ > limit) result_.over_limit_ns += pending.time - replayed_up_to_;
-      if (resident_ > limit_5pct) result_.over_limit_5pct_ns += pending.time - replayed_up_to_;
+      if (resident_ > limit) over_limit_pending_ns_ += pending.time - replayed_up_to_;
+      if (resident_ > limit_5pct) over_limit_5pct_pending_ns_ += pending.time - replayed_up_to_;
     }
     replayed_up_to_ = pending.time;
+    if (is_migration) {
+      result_.over_limit_ns += std::exchange(over_limit_pending_ns_, 0);
+      result_.over_limit_5pct_ns += std::exchange(over_limit_5pct_pending_ns_, 0);
+    }
   }
   if (const auto* range = std::get_if<RangeEvent>(&pending.record)) {
     if (range->kind == RangeEvent::Kind::allocated) {
@@ -47,18 +55,23 @@ void TimeOrderedResidency::apply(const Pending& pending) {
     }
   } else {
     map_.on_migration(std::get<Migration>(pending.record));
-    if (result_.migrations++ == 0) result_.first_time = pending.time;
+    result_.first_time =
+        result_.migrations++ == 0 ? pending.time : std::min(result_.first_time, pending.time);
     result_.last_time = std::max(result_.last_time, pending.time);
   }
   const std::uint64_t before = resident_;
   resident_ = map_.resident_bytes();
   recent_peak_ = std::max(recent_peak_, resident_);
   if (timeline_bucket_ns_ != 0 && pending.time >= timeline_origin_) {
-    const auto bucket = static_cast<std::size_t>((pending.time - timeline_origin_) / timeline_bucket_ns_);
-    // The intervals since the last record held what it left, up to and into this one.
-    for (std::size_t i = timeline_.size(); i <= bucket; ++i) timeline_.push_back(i == 0 ? 0 : before);
-    if (bucket + 1 == timeline_.size()) timeline_[bucket] = std::max(timeline_[bucket], before);
-    timeline_[bucket] = std::max(timeline_[bucket], resident_);
+    const Timestamp bucket_index = (pending.time - timeline_origin_) / timeline_bucket_ns_;
+    // A bad timestamp must not ask for billions of intervals: past the cap, no timeline.
+    if (bucket_index < kMaxTimelineIntervals) {
+      const auto bucket = static_cast<std::size_t>(bucket_index);
+      // The intervals since the last record held what it left, up to and into this one.
+      for (std::size_t i = timeline_.size(); i <= bucket; ++i) timeline_.push_back(i == 0 ? 0 : before);
+      if (bucket + 1 == timeline_.size()) timeline_[bucket] = std::max(timeline_[bucket], before);
+      timeline_[bucket] = std::max(timeline_[bucket], resident_);
+    }
   }
   if (resident_ > result_.peak_bytes) {
     result_.peak_bytes = resident_;
@@ -89,8 +102,10 @@ ResidencyReplay replay_residency(const Trace& trace, std::uint64_t limit_bytes,
                                  std::vector<ResidencyInterval>* timeline, Timestamp interval_ns) {
   TimeOrderedResidency replay(limit_bytes, 0);
   Timestamp origin = UINT64_MAX;
-  for (const Migration& migration : trace.migrations) origin = std::min(origin, migration.start);
-  const bool with_timeline = timeline != nullptr && interval_ns != 0 && !trace.migrations.empty();
+  for (const Migration& migration : trace.migrations) {
+    if (migration.start != 0) origin = std::min(origin, migration.start);  // 0: no time known
+  }
+  const bool with_timeline = timeline != nullptr && interval_ns != 0 && origin != UINT64_MAX;
   if (with_timeline) replay.keep_timeline(origin, interval_ns);
   // Ranges first: at equal times an allocation precedes the migrations into it.
   for (const RangeEvent& range : trace.ranges) replay.on_range(range);

@@ -129,9 +129,9 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
     append_line(
         out,
         "  peak resident: {} by the migration records in time order; over the limit {:.1f} s, over it "
-        "by 5% {:.1f} s, of {:.1f} s ({} records later than 3 s)",
+        "by 5% {:.1f} s, of {:.1f} s ({} records later than {:.0f} s)",
         format_bytes(t.peak_resident_bytes), seconds(t.over_limit_ms), seconds(t.over_limit_5pct_ms),
-        seconds(t.replayed_ms), t.records_out_of_order);
+        seconds(t.replayed_ms), t.records_out_of_order, static_cast<double>(EventPipeline::kSettleNs) / 1e9);
   }
   // The driver keeps the GPU pages of evicted ranges for them (measured on an H100), so its figure
   // is the process's GPU memory, not its residency.

@@ -245,9 +245,15 @@ DecodedRecord decode_activity(const CUpti_Activity* record, RecordClass* classif
     }
   }
   // A forced flush hands back records of work still queued or running, without both timestamps:
-  // nothing can be attributed to them (their kernel's later record, if any, is a new one).
+  // nothing can be attributed to them, and a migration without its times cannot be placed in the
+  // residency replayed in time order.
+  const auto incomplete = [](const auto& timed) { return timed.start == 0 || timed.end < timed.start; };
   if (const auto* execution = std::get_if<core::KernelExecution>(&out);
-      execution != nullptr && (execution->start == 0 || execution->end < execution->start)) {
+      execution != nullptr && incomplete(*execution)) {
+    which = RecordClass::incomplete;
+    out = std::monostate{};
+  } else if (const auto* migration = std::get_if<core::Migration>(&out);
+             migration != nullptr && incomplete(*migration)) {
     which = RecordClass::incomplete;
     out = std::monostate{};
   }

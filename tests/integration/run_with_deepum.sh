@@ -37,6 +37,8 @@ if most:
     if "peak_resident_bytes" not in tracing:
         sys.exit("FAIL: the statistics have no peak_resident_bytes (residency by records in time order)")
     peak = tracing["peak_resident_bytes"]
+    if peak == 0:
+        sys.exit("FAIL: no migration was replayed in time order, so the peak measures nothing")
     print(f"peak resident: {peak} bytes by the records in time order "
           f"({tracing.get('peak_estimated_resident_bytes', 0)} by the live estimate), limit {most}")
     if peak > int(most):

@@ -129,7 +129,14 @@ TEST_CASE(
   queued.end = 0;
   auto copy = memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096);
   copy.end = 0;
-  for (const CUpti_Activity* record : {as_activity(running), as_activity(queued), as_activity(copy)}) {
+  // A migration without times could not be placed in the residency replayed in time order.
+  const auto migration = um_record(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, 2u << 20,
+                                   CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER);
+  CHECK(std::holds_alternative<core::Migration>(decode_activity(as_activity(migration))));
+  auto timeless = migration;
+  timeless.start = 0;
+  for (const CUpti_Activity* record :
+       {as_activity(running), as_activity(queued), as_activity(copy), as_activity(timeless)}) {
     RecordClass classified = RecordClass::kernel;
     const DecodedRecord decoded = decode_activity(record, &classified);
     CHECK(classified == RecordClass::incomplete);
@@ -920,6 +927,8 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     migration.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD;
     migration.value = 2 << 20;
     migration.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE;
+    migration.start = 2100;
+    migration.end = 2300;
     CUpti_ActivityUnifiedMemoryCounter3 remote_map = migration;
     remote_map.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP;
     remote_map.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_REMOTE_MAP_CAUSE_THRASHING;

@@ -64,7 +64,7 @@ struct PipelineStats {
   // Reactive eviction starts this far below the limit: the configured headroom, grown by each
   // overshoot past the limit (what arrived before an eviction took effect).
   std::uint64_t eviction_headroom_bytes = 0;
-  std::uint64_t overshoots = 0;  // times residency rose past the limit (estimated or replayed)
+  std::uint64_t overshoots = 0;  // times residency (records in time order) rose past the limit
   // The driver's answers to thrashing: regions it saw thrash, times it throttled a processor, and
   // memory it mapped over the link instead of migrating (all causes, and because of thrashing).
   std::uint64_t thrashing_records = 0, thrashing_bytes = 0;
@@ -165,7 +165,6 @@ class EventPipeline {
   void handle(const ActivityEvent& event, Timestamp now, EventRecorder* recorder);
   void enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
   void learn_headroom();
-  void grow_headroom(std::uint64_t resident, std::uint64_t& overshoot);
   void replay_settled(Timestamp now, bool final);
   void note_faulted_block(const KernelExecution& execution, const PageFault& fault);
   void complete_kernels(bool final);
@@ -190,10 +189,10 @@ class EventPipeline {
   std::uint64_t faults_seen_ = 0;
   bool kernel_records_paused_ = false;
   Timestamp last_sample_ = 0;
-  // Reactive eviction's headroom, and how far past the limit the current overshoot has gone
-  // (0: under the limit).
+  // Reactive eviction's headroom, and how far past the limit the current overshoot of the records
+  // in time order has gone (0: under the limit).
   std::uint64_t headroom_;
-  std::uint64_t overshoot_ = 0, settled_overshoot_ = 0;
+  std::uint64_t settled_overshoot_ = 0;
   std::optional<TimeOrderedResidency> settled_;
   Log2Histogram fault_delay_us_, execution_delay_us_, migration_delay_us_, step_us_;
 

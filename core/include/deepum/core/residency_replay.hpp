@@ -24,7 +24,7 @@ struct ResidencyReplay {
   std::uint64_t migrations = 0;
   std::uint64_t peak_bytes = 0;  // by the records in time order
   Timestamp peak_time = 0;
-  Timestamp first_time = 0, last_time = 0;  // of the migrations replayed
+  Timestamp first_time = 0, last_time = 0;  // of the migrations replayed (earliest, latest)
   Timestamp over_limit_ns = 0;              // time spent above the limit
   Timestamp over_limit_5pct_ns = 0;         // and above the limit + 5%
   std::uint64_t out_of_order = 0;           // records that came after later ones had been replayed
@@ -46,7 +46,9 @@ class TimeOrderedResidency {
 
   const ResidencyReplay& result() const { return result_; }
   std::uint64_t resident_bytes() const { return map_.resident_bytes(); }
-  // Also keep the highest residency in each `bucket_ns` interval from `origin` (a timeline).
+  // Also keep the highest residency in each `bucket_ns` interval from `origin` (a timeline), for
+  // at most kMaxTimelineIntervals intervals.
+  static constexpr Timestamp kMaxTimelineIntervals = Timestamp{1} << 22;
   void keep_timeline(Timestamp origin, Timestamp bucket_ns);
   const std::vector<std::uint64_t>& timeline() const { return timeline_; }
   // The highest residency the records replayed since the last call reached (0: none replayed).
@@ -71,6 +73,7 @@ class TimeOrderedResidency {
   Timestamp replayed_up_to_ = 0;  // time of the latest record applied
   std::uint64_t resident_ = 0;    // after the latest record applied
   std::uint64_t recent_peak_ = 0;
+  Timestamp over_limit_pending_ns_ = 0, over_limit_5pct_pending_ns_ = 0;  // since the last migration
   Timestamp timeline_origin_ = 0, timeline_bucket_ns_ = 0;
   std::vector<std::uint64_t> timeline_;
   ResidencyMap map_{/*faults_make_resident=*/false};

@@ -39,7 +39,7 @@ enum class RecordClass : std::uint8_t {
   kernel,            // -> KernelExecution
   memcpy,            // -> KernelExecution, operation memcpy
   memset,            // -> KernelExecution, operation memset
-  incomplete,        // a kernel, copy or set without both timestamps (a forced flush): dropped
+  incomplete,        // a kernel, copy, set or migration without both timestamps: dropped
   page_fault,        // -> PageFault
   migration,         // -> Migration
   driver_action,     // -> DriverAction (thrashing, throttling, remote map)
