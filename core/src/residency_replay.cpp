@@ -84,19 +84,18 @@ void TimeOrderedResidency::keep_timeline(Timestamp origin, Timestamp bucket_ns) 
   timeline_bucket_ns_ = bucket_ns;
 }
 
-void TimeOrderedResidency::advance(Timestamp now) {
-  while (!pending_.empty() && pending_.top().time + settle_ns_ <= now) {
+void TimeOrderedResidency::replay_up_to(Timestamp cutoff) {
+  while (!pending_.empty() && pending_.top().time <= cutoff) {
     apply(pending_.top());
     pending_.pop();
   }
 }
 
-void TimeOrderedResidency::finish() {
-  while (!pending_.empty()) {
-    apply(pending_.top());
-    pending_.pop();
-  }
+void TimeOrderedResidency::advance(Timestamp now) {
+  if (now >= settle_ns_) replay_up_to(now - settle_ns_);
 }
+
+void TimeOrderedResidency::finish() { replay_up_to(UINT64_MAX); }
 
 ResidencyReplay replay_residency(const Trace& trace, std::uint64_t limit_bytes,
                                  std::vector<ResidencyInterval>* timeline, Timestamp interval_ns) {

@@ -66,6 +66,7 @@ class TimeOrderedResidency {
   };
   void push(Timestamp time, std::variant<RangeEvent, Migration> record);
   void apply(const Pending& pending);
+  void replay_up_to(Timestamp cutoff);  // every record held with a time at or before `cutoff`
 
   Timestamp settle_ns_;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
