@@ -1,6 +1,7 @@
 // ResidencyMap, FaultAttributor, LaunchQueue and EventPipeline on fabricated event streams.
 #include <doctest/doctest.h>
 
+#include <deque>
 #include <thread>
 
 #include "deepum/core/event_pipeline.hpp"
@@ -70,7 +71,9 @@ TEST_CASE("victims are the least recently used blocks, in-use blocks last, merge
   for (int i = 0; i < 6; ++i)
     map.on_fault(fault_at(kBase + static_cast<std::uint64_t>(i) * 2 * kMiB, 10 + static_cast<Timestamp>(i)));
   map.on_use(kBase, 100);  // A0 used most recently
-  auto protect_a1 = [](BlockId b) { return b == block_of(kBase + 2 * kMiB); };
+  auto protect_a1 = [](BlockId b) {
+    return b == block_of(kBase + 2 * kMiB) ? std::uint64_t{0} : ResidencyMap::kNoNextUse;
+  };
   auto victims = map.choose_victims(6 * kMiB, protect_a1);
   // LRU without A1 (protected) and A0 (newest): A2, A3 (merged), B0 -> split at the range boundary.
   REQUIRE(victims.size() == 2);
@@ -555,4 +558,181 @@ TEST_CASE("TimeOrderedResidency: held records replay in time order; one later th
   replay.on_range({RangeEvent::Kind::freed, 90 * kMs, kBase, 64 * kMiB});
   replay.finish();
   CHECK(replay.result().over_limit_ns == 10 * kMs);
+}
+
+namespace {
+KernelLaunch launch_naming(std::uint64_t correlation_id, std::uint64_t stream, std::uint64_t pointer,
+                           std::uint64_t extent) {
+  KernelLaunch launch;
+  launch.correlation_id = correlation_id;
+  launch.stream = stream;
+  launch.pointer_count = 1;
+  launch.pointers[0] = pointer;
+  launch.extents[0] = extent;
+  return launch;
+}
+}  // namespace
+
+TEST_CASE("LaunchFrontier: progress retires launches per stream and reaches the next few") {
+  LaunchFrontier frontier(/*reached_ahead=*/2);
+  for (std::uint64_t id = 1; id <= 6; ++id)
+    frontier.on_launch(launch_naming(id, 0xA, kBase + id * 4 * kMiB, 100));
+  frontier.on_launch(launch_naming(20, 0xB, kBase + 100 * kMiB, 0));
+  frontier.on_launch(launch_naming(8, 0xA, kBase + 200 * kMiB, 4 * kMiB));  // another thread, late
+  frontier.on_launch(launch_naming(7, 0xA, kBase + 204 * kMiB, 4 * kMiB));
+  KernelLaunch nothing;  // no managed pointer: never pending
+  nothing.correlation_id = 9;
+  nothing.stream = 0xA;
+  frontier.on_launch(nothing);
+  CHECK(frontier.pending() == 9);
+
+  std::vector<std::pair<AddressRange, bool>> reached;
+  auto collect = [&](const AddressRange& range, bool done) { reached.emplace_back(range, done); };
+  // Launches 1 and 2 have run; 3 and 4 are reached; stream B is untouched.
+  frontier.on_progress(0xA, 3, collect);
+  REQUIRE(reached.size() == 4);
+  // A pointer names its extent rounded out to 64 KB pages.
+  CHECK(reached[0] == std::pair{AddressRange{kBase + 4 * kMiB, 64 * 1024}, true});
+  CHECK(reached[2] == std::pair{AddressRange{kBase + 12 * kMiB, 64 * 1024}, false});
+  CHECK(reached[3].first.address == kBase + 16 * kMiB);
+  CHECK(frontier.pending() == 7);
+  // The record of launch 4: it and 3 have run, already reached; 5 and 6 are reached now.
+  reached.clear();
+  frontier.on_executed(4, collect);
+  REQUIRE(reached.size() == 2);
+  CHECK(reached[0].first.address == kBase + 20 * kMiB);
+  CHECK_FALSE(reached[0].second);
+  CHECK(frontier.pending() == 5);
+  // An id no launch has (a copy) changes nothing.
+  reached.clear();
+  frontier.on_executed(1000, collect);
+  CHECK(reached.empty());
+
+  // Next uses: position within its stream, 0 for the launch the GPU is on; the launch of id 7
+  // was queued before 8 though it arrived after. A pointer of unknown extent names the rest of
+  // its 2 MB block.
+  const auto uses = frontier.next_uses();
+  CHECK(uses.at(block_of(kBase + 20 * kMiB)) == 0);
+  CHECK(uses.at(block_of(kBase + 204 * kMiB)) == 2);
+  CHECK(uses.at(block_of(kBase + 200 * kMiB)) == 3);
+  CHECK(uses.at(block_of(kBase + 100 * kMiB)) == 0);
+  CHECK(uses.count(block_of(kBase + 4 * kMiB)) == 0);
+  frontier.clear();
+  CHECK(frontier.pending() == 0);
+  CHECK(frontier.next_uses().empty());
+  CHECK(frontier.reached_bytes() == 4 * 64 * 1024 + 2 * 64 * 1024);
+
+  // At most max_pending launches are held per stream; the oldest go first.
+  LaunchFrontier small(/*reached_ahead=*/1, /*max_pending=*/3);
+  for (std::uint64_t id = 1; id <= 5; ++id)
+    small.on_launch(launch_naming(id, 0xA, kBase + id * kBlockBytes, 1));
+  CHECK(small.pending() == 3);
+  CHECK(small.next_uses().count(block_of(kBase + kBlockBytes)) == 0);
+  CHECK(small.next_uses().at(block_of(kBase + 3 * kBlockBytes)) == 0);
+}
+
+TEST_CASE("memory a reached launch names counts as resident before its records, and once") {
+  ResidencyMap map(/*faults_make_resident=*/false);
+  map.on_range_allocated(kBase, 8 * kMiB);
+  // Reached at t=100: counted at once, clipped to managed memory.
+  map.on_reached({kBase + 6 * kMiB, 4 * kMiB}, 100);
+  CHECK(map.resident_bytes() == 2 * kMiB);
+  // The late records of the fault-in find it counted.
+  map.on_migration(migration(kBase + 6 * kMiB, 2 * kMiB, MigrationDirection::host_to_device, 90));
+  CHECK(map.resident_bytes() == 2 * kMiB);
+  // A record of the block leaving before it was reached does not uncount it; one after does.
+  map.on_migration(migration(kBase + 6 * kMiB, 2 * kMiB, MigrationDirection::device_to_host, 50));
+  CHECK(map.resident_bytes() == 2 * kMiB);
+  map.on_migration(migration(kBase + 6 * kMiB, 1 * kMiB, MigrationDirection::device_to_host, 150));
+  CHECK(map.resident_bytes() == 1 * kMiB);
+  // deepum evicts at 300; a launch known to have run at 200 (its record came late) does not bring
+  // it back, one the GPU reaches at 400 does.
+  map.on_evicted({kBase + 6 * kMiB, 2 * kMiB}, 300);
+  map.on_reached({kBase + 6 * kMiB, 2 * kMiB}, 200);
+  CHECK(map.resident_bytes() == 0);
+  map.on_reached({kBase + 6 * kMiB, 2 * kMiB}, 400);
+  CHECK(map.resident_bytes() == 2 * kMiB);
+}
+
+namespace {
+// A GPU that runs one launch after the other, each faulting in its 4 MiB tensor; its migration
+// and kernel records reach the pipeline only `record_lag` launches later (CUPTI's delay).
+// `markers`: the pipeline also hears where the GPU is before each launch (progress markers).
+// Returns the most the simulated GPU held, in bytes.
+std::uint64_t run_lagging_gpu(EventPipeline& pipeline, RecordingExecutor& executor, bool markers,
+                              std::size_t record_lag) {
+  constexpr std::uint64_t kTensor = 4 * kMiB;
+  constexpr std::size_t kTensors = 64;  // 256 MiB touched each pass, 4x the limit
+  constexpr std::uint64_t kStream = 0x5;
+  pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, kTensors * kTensor});
+  Timestamp t = 1'000'000;
+  std::uint64_t id = 0;
+  std::deque<std::pair<Migration, KernelExecution>> in_transit;
+  std::uint64_t peak = 0;
+  for (int pass = 0; pass < 3; ++pass) {
+    // The host enqueues the whole pass ahead of the GPU.
+    const std::uint64_t first = id + 1;
+    for (std::size_t k = 0; k < kTensors; ++k) {
+      KernelLaunch launch = launch_naming(++id, kStream, kBase + k * kTensor, kTensor);
+      launch.host_time = t;
+      pipeline.on_launch(launch);
+    }
+    for (std::size_t k = 0; k < kTensors; ++k, t += 1'000'000) {
+      if (markers) pipeline.on_stream_progress(kStream, first + k);
+      const std::size_t evicted_before = executor.evicted.size();
+      pipeline.step(t, executor, nullptr);
+      // Knowing where the GPU is, deepum never evicts what it is on or about to be on.
+      for (std::size_t e = evicted_before; markers && e < executor.evicted.size(); ++e) {
+        const AddressRange& victim = executor.evicted[e];
+        const std::uint64_t next = kBase + k * kTensor,
+                            next_end = kBase + std::min(k + 4, kTensors) * kTensor;
+        CHECK((victim.address + victim.bytes <= next || victim.address >= next_end));
+      }
+      const std::uint64_t address = kBase + k * kTensor;
+      std::uint64_t faulted = 0;
+      for (BlockId b = block_of(address); b <= block_of(address + kTensor - 1); ++b) {
+        if (executor.gpu.count(b) == 0) faulted += kBlockBytes;
+        executor.fault_in(b);
+      }
+      peak = std::max<std::uint64_t>(peak, executor.gpu.size() * kBlockBytes);
+      in_transit.emplace_back(migration(address, faulted, MigrationDirection::host_to_device, t + 10),
+                              KernelExecution{first + k, t, t + 900'000, 1, 0});
+      if (faulted == 0) in_transit.back().first.bytes = 0;
+      if (in_transit.size() > record_lag) {
+        if (in_transit.front().first.bytes != 0) pipeline.on_migration(in_transit.front().first);
+        pipeline.on_execution(in_transit.front().second);
+        in_transit.pop_front();
+      }
+    }
+  }
+  pipeline.step(t, executor, nullptr, true);
+  return peak;
+}
+}  // namespace
+
+TEST_CASE("with the GPU's progress, the limit holds though the records come many launches late") {
+  constexpr std::uint64_t kLimit = 64 * kMiB;
+  // Records alone (migrations and kernels), 8 launches (32 MiB) late: the GPU goes past the limit
+  // before they tell.
+  EventPipeline blind(enforcing(kLimit, 8 * kMiB));
+  RecordingExecutor blind_gpu;
+  const std::uint64_t blind_peak = run_lagging_gpu(blind, blind_gpu, /*markers=*/false, 8);
+  CHECK(blind_peak > kLimit + kLimit / 8);
+  // eviction_follows_gpu false: no launch is followed at all.
+  PipelineOptions records_only = enforcing(kLimit, 8 * kMiB);
+  records_only.follow_gpu_progress = false;
+  EventPipeline unfollowing(records_only);
+  RecordingExecutor unfollowing_gpu;
+  CHECK(run_lagging_gpu(unfollowing, unfollowing_gpu, /*markers=*/true, 8) > kLimit + kLimit / 8);
+  CHECK(unfollowing.stats().launches_pending_max == 0);
+  CHECK(unfollowing.stats().bytes_counted_on_reach == 0);
+  // With progress markers: each launch counts when the GPU reaches it, and the GPU stays under.
+  EventPipeline following(enforcing(kLimit, 8 * kMiB));
+  RecordingExecutor following_gpu;
+  const std::uint64_t peak = run_lagging_gpu(following, following_gpu, /*markers=*/true, 8);
+  CHECK(peak <= kLimit);
+  const PipelineStats stats = following.stats();
+  CHECK(stats.bytes_counted_on_reach > 0);
+  CHECK(stats.launches_pending_max >= 64);  // a whole pass, as the host enqueued it
+  CHECK(stats.deepum_evictions > 0);
 }
