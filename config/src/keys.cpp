@@ -22,12 +22,6 @@ constexpr std::array kKeys{
             "tenth of the limit, at most a quarter; reactive eviction widens it when residency overshoots.",
             field<&Config::eviction_headroom>()},
     KeySpec{
-        "eviction_follows_gpu", "true",
-        "Reactive eviction follows how far the GPU has got (progress markers, kernel records): memory a "
-        "launch it reached names counts as resident at once, and victims are what launches still to run "
-        "need last; false counts residency from CUPTI's migration records alone, which arrive 0.1-2 s late.",
-        field<&Config::eviction_follows_gpu>()},
-    KeySpec{
         "remote_access", "off",
         "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "
         "in; "

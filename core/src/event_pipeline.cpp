@@ -45,20 +45,31 @@ void EventPipeline::handle(const KernelLaunch& launch, EventRecorder* recorder) 
   if (recorder) recorder->launch(launch);
   attributor_.on_launch(launch);
   if (policy_) policy_->on_launch(launch);
-  for (std::size_t i = 0; i < launch.pointer_count; ++i)
+  std::vector<BlockId> blocks;
+  blocks.reserve(launch.pointer_count);
+  for (std::size_t i = 0; i < launch.pointer_count; ++i) {
     residency_.on_use(launch.pointers[i], launch.host_time);
-  // Without kernel records, only progress markers would retire the launch: not tracked then.
-  if (follows_gpu_ && !kernel_records_paused_) frontier_.on_launch(launch);
+    blocks.push_back(block_of(launch.pointers[i]));
+  }
   std::lock_guard lock(stats_mutex_);
   ++stats_.launches;
-  if (launch.pointer_count > 0) ++stats_.launches_with_managed_pointers;
-  stats_.launches_pending_max = std::max<std::uint64_t>(stats_.launches_pending_max, frontier_.pending());
+  if (launch.pointer_count > 0) {
+    ++stats_.launches_with_managed_pointers;
+    // Without kernel records no execution would ever retire the launch: do not track it.
+    if (kernel_records_paused_) return;
+    for (BlockId block : blocks) ++in_flight_blocks_[block];
+    in_flight_launches_.emplace(launch.correlation_id, std::move(blocks));
+  }
 }
 
 void EventPipeline::set_kernel_records_paused(bool paused) {
   kernel_records_paused_ = paused;
   attributor_.set_recording_paused(paused);
-  if (paused) frontier_.clear();
+  if (paused) {
+    std::lock_guard lock(stats_mutex_);
+    in_flight_launches_.clear();
+    in_flight_blocks_.clear();
+  }
 }
 
 void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecorder* recorder) {
@@ -79,10 +90,13 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
       completion_index_[execution->correlation_id] = completions_popped_ + completions_.size();
       completions_.push_back({execution->correlation_id, execution->end, {}});
     }
-    if (execution->operation == GpuOperation::kernel) {
-      frontier_.on_executed(execution->correlation_id, [&](const AddressRange& range, bool done) {
-        count_reached(range, done, execution->end, now);
-      });
+    if (auto it = in_flight_launches_.find(execution->correlation_id); it != in_flight_launches_.end()) {
+      for (BlockId block : it->second) {
+        if (auto ref = in_flight_blocks_.find(block); ref != in_flight_blocks_.end() && --ref->second == 0) {
+          in_flight_blocks_.erase(ref);
+        }
+      }
+      in_flight_launches_.erase(it);
     }
   } else if (const auto* fault = std::get_if<PageFault>(&event)) {
     if (recorder) recorder->fault(*fault);
@@ -144,14 +158,7 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
   stats_.peak_resident_blocks = residency_.peak_resident_blocks();
 }
 
-void EventPipeline::count_reached(const AddressRange& range, bool done, Timestamp done_time, Timestamp now) {
-  // A launch that ran is dated by when it ran, so an eviction of deepum's since then stands; one
-  // the GPU is on now is resident now.
-  const std::uint64_t before = residency_.resident_bytes();
-  residency_.on_reached(range, done ? std::min(done_time, now) : now);
-  if (residency_.resident_bytes() > before)
-    stats_.bytes_counted_on_reach += residency_.resident_bytes() - before;
-}
+bool EventPipeline::in_flight(BlockId block) const { return in_flight_blocks_.count(block) != 0; }
 
 void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* recorder, bool final) {
   std::vector<ActivityEvent> events;
@@ -166,12 +173,9 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   }
   // Launches first: a kernel's execution record never precedes its launch.
   launches_.drain([&](const KernelLaunch& launch) { handle(launch, recorder); });
-  for (const auto& [stream, correlation_id] : progress_) {
-    if (policy_) policy_->on_stream_progress(stream, correlation_id);
-    std::lock_guard lock(stats_mutex_);
-    frontier_.on_progress(stream, correlation_id, [&](const AddressRange& range, bool done) {
-      count_reached(range, done, now, now);
-    });
+  if (policy_) {
+    for (const auto& [stream, correlation_id] : progress_)
+      policy_->on_stream_progress(stream, correlation_id);
   }
   progress_.clear();
   // Activity in arrival order: a range is posted by its allocation before any fault on it.
@@ -192,7 +196,7 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   if (settled_) replay_settled(now, final);
   // A policy that evicts also absorbs overshoot with its plans (they evict down to the budget),
   // asynchronously; a synchronous eviction here would only wait behind its queued evictions.
-  if (evicts_reactively_) {
+  if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts())) {
     learn_headroom();
     enforce_resident_limit(now, executor, recorder);
   }
@@ -328,11 +332,8 @@ void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor
   // Evict a batch below the trigger so eviction runs in batches, not per fault.
   const std::uint64_t batch = options_.effective_headroom();
   const std::uint64_t target = trigger > batch ? trigger - batch : 0;
-  const std::unordered_map<BlockId, std::uint64_t> next_uses = frontier_.next_uses();
-  const std::vector<AddressRange> victims = residency_.choose_victims(resident - target, [&](BlockId block) {
-    auto it = next_uses.find(block);
-    return it == next_uses.end() ? ResidencyMap::kNoNextUse : it->second;
-  });
+  const std::vector<AddressRange> victims =
+      residency_.choose_victims(resident - target, [this](BlockId block) { return in_flight(block); });
   if (victims.empty()) return;
   const bool ok = executor.evict_to_host(victims);
   std::uint64_t bytes = 0;

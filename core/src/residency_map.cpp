@@ -129,7 +129,6 @@ void ResidencyMap::on_migration(const Migration& migration) {
   for_each_block(migration.address, migration.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
     Block* block = find(id);
     if (block == nullptr || migration.start < block->last_hint) return;
-    if (!to_gpu && migration.start < block->last_reached) return;  // reached again since
     // Whatever the cause (the driver's fault-time prefetching reports `prefetch` too): granules
     // deepum already counted for its own hints stay counted once.
     if (to_gpu) touch(id, *block, migration.start);
@@ -158,21 +157,6 @@ void ResidencyMap::on_prefetched(const AddressRange& range, Timestamp time) {
       set_resident(id, *block, lo, hi, true);
     }
   });
-}
-
-void ResidencyMap::on_reached(const AddressRange& range, Timestamp time) {
-  const AddressRange wanted[] = {range};
-  for (const AddressRange& part : clip_to_managed(wanted)) {
-    for_each_block(part.address, part.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
-      Block* block = find(id);
-      // deepum moved the block since: the move stands (a later fault-in has its own record).
-      if (block != nullptr && time >= block->last_hint) {
-        touch(id, *block, time);
-        block->last_reached = std::max(block->last_reached, time);
-        set_resident(id, *block, lo, hi, true);
-      }
-    });
-  }
 }
 
 std::uint64_t ResidencyMap::touched_bytes(BlockId block) const {
@@ -219,27 +203,18 @@ std::uint64_t ResidencyMap::resident_bytes_of(BlockId block) const {
 }
 
 std::vector<AddressRange> ResidencyMap::choose_victims(
-    std::uint64_t bytes_to_free, const std::function<std::uint64_t(BlockId)>& next_use) const {
+    std::uint64_t bytes_to_free, const std::function<bool(BlockId)>& is_protected) const {
   std::vector<BlockId> chosen;
-  std::vector<std::pair<std::uint64_t, BlockId>> needed;  // (next use, block), least recent first
   std::uint64_t covered = 0;
-  for (const auto& [last_use, id] : lru_) {
-    if (covered >= bytes_to_free) break;
-    const std::uint64_t use = next_use ? next_use(id) : kNoNextUse;
-    if (use != kNoNextUse) {
-      needed.emplace_back(use, id);
-      continue;
+  // First pass: unprotected blocks only; second pass, if still short: protected ones too.
+  for (int pass = 0; pass < 2 && covered < bytes_to_free; ++pass) {
+    for (const auto& [last_use, id] : lru_) {
+      if (covered >= bytes_to_free) break;
+      const bool protected_block = is_protected && is_protected(id);
+      if (protected_block != (pass == 1)) continue;
+      chosen.push_back(id);
+      covered += blocks_.at(id).gpu_bytes;
     }
-    chosen.push_back(id);
-    covered += blocks_.at(id).gpu_bytes;
-  }
-  // Still short: the blocks needed latest go first (ties: least recently used first).
-  std::stable_sort(needed.begin(), needed.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (const auto& [use, id] : needed) {
-    if (covered >= bytes_to_free) break;
-    chosen.push_back(id);
-    covered += blocks_.at(id).gpu_bytes;
   }
   std::sort(chosen.begin(), chosen.end());
   std::vector<AddressRange> blocks;

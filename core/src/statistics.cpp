@@ -116,12 +116,6 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
     append_line(out, "  eviction headroom: {} at the end ({} overshoots of the limit widened it)",
                 format_bytes(t.eviction_headroom_bytes), t.overshoots);
   }
-  if (t.launches_pending_max != 0) {
-    append_line(out,
-                "  GPU progress: {} counted resident when the GPU reached the launches naming it, ahead of "
-                "the records; at most {} launches not yet run",
-                format_bytes(t.bytes_counted_on_reach), t.launches_pending_max);
-  }
   if (t.thrashing_records + t.throttling_records + t.remote_map_records != 0) {
     append_line(
         out,
@@ -226,8 +220,6 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
         {"deepum_eviction_failures", t.deepum_eviction_failures},
         {"eviction_headroom_bytes", t.eviction_headroom_bytes},
         {"overshoots", t.overshoots},
-        {"bytes_counted_on_reach", t.bytes_counted_on_reach},
-        {"launches_pending_max", t.launches_pending_max},
         {"thrashing_records", t.thrashing_records},
         {"thrashing_bytes", t.thrashing_bytes},
         {"throttling_records", t.throttling_records},

@@ -27,7 +27,7 @@ namespace {
 using core::EventPipeline;
 
 // "Is this word a managed pointer?", answered from the registry for the launch scanner, and how far
-// its buffer reaches, from the program's allocator (when LiveBuffers are kept).
+// its buffer reaches, from the program's allocator (with remote_access).
 class RegistryLookup final : public cupti_tracer::ManagedLookup {
  public:
   RegistryLookup(const core::ManagedRegistry& registry, const core::LiveBuffers* buffers)
@@ -74,8 +74,8 @@ struct Runtime {
   core::Session* session = nullptr;
   EventPipeline* pipeline = nullptr;
   std::unique_ptr<RegistryLookup> lookup;
-  std::unique_ptr<ProgressMarkers> markers;         // while prefetching or enforcing the limit
-  std::unique_ptr<core::LiveBuffers> live_buffers;  // PyTorch's blocks in use (see start_once)
+  std::unique_ptr<ProgressMarkers> markers;         // while prefetching
+  std::unique_ptr<core::LiveBuffers> live_buffers;  // with remote_access: PyTorch's blocks in use
   std::unique_ptr<DeadMemoryDiscarder> discarder;   // while prefetching with prefetch.discard
   bool tracker_settled = false;                     // worker only: attached, or never will be
   int tracker_attempts = 0;                         // worker only
@@ -141,9 +141,8 @@ void* lookup_in_pytorch(const char* name) {
 }
 
 // PyTorch's allocator tracker, attached from the worker (which holds no allocator lock) once the
-// allocator exists; until then, tried again every few steps. It gives the size of every tensor a
-// kernel names (to the resident limit and, with remote_access, the prefetcher) and the blocks to
-// discard (prefetch.discard).
+// allocator exists; until then, tried again every few steps. It gives the prefetcher the size of
+// every tensor a kernel names (with remote_access) and the blocks to discard (prefetch.discard).
 void attach_block_tracker(Runtime& runtime) {
   if (!runtime.live_buffers && !runtime.discarder) return;
   if (runtime.tracker_settled || runtime.tracker_attempts++ % 200 != 0) return;
@@ -177,12 +176,12 @@ void attach_block_tracker(Runtime& runtime) {
   using Outcome = pytorch_allocator::AttachResult::Outcome;
   // What following the allocator is for here, and what is lost without it.
   const std::string uses = runtime.live_buffers && runtime.discarder
-                               ? "tensor sizes of launches, and discarding the blocks it takes back"
-                           : runtime.live_buffers ? "tensor sizes of launches"
+                               ? "tensor sizes for the prefetcher, and discarding the blocks it takes back"
+                           : runtime.live_buffers ? "tensor sizes for the prefetcher"
                                                   : "discarding the blocks it takes back";
   const std::string fallback = runtime.live_buffers && runtime.discarder
-                                   ? "tensor sizes are guessed from pointers alone, and nothing is discarded"
-                               : runtime.live_buffers ? "tensor sizes are guessed from pointers alone"
+                                   ? "buffer sizes are inferred from launches, and nothing is discarded"
+                               : runtime.live_buffers ? "buffer sizes are inferred from launches"
                                                       : "nothing is discarded";
   switch (result.outcome) {
     case Outcome::attached:
@@ -335,7 +334,6 @@ void start_once(core::Session& session) {
 
   core::PipelineOptions options;
   options.resident_limit_bytes = session.allocations().resident_limit_bytes();
-  options.follow_gpu_progress = config.eviction_follows_gpu;
   options.eviction_headroom_bytes =
       config.eviction_headroom.resolve(session.allocations().resident_limit_bytes());
   // Below the physical size the driver never evicts by itself: deepum must.
@@ -379,21 +377,16 @@ void start_once(core::Session& session) {
                           ? "; the GPU uses memory not resident over the link (remote_access " +
                                 std::string(config::remote_access_name(remote)) + ")"
                           : std::string());
-  // Tensor sizes tell what a launch the GPU reached is faulting in (the resident limit counts it
-  // at once, not when the records come), and make plans without faults to learn from
-  // (remote_access). Otherwise launches carry no extents.
-  const bool tracing_launches = config.tracing != config::TracingLevel::off;
-  // As the pipeline decides: reactive eviction, unless a policy evicts by its own plans.
-  const bool follows_gpu =
-      options.enforce_resident_limit && (!policy || !policy->evicts()) && config.eviction_follows_gpu;
-  if (tracing_launches && (follows_gpu || (policy && remote != config::RemoteAccess::off))) {
+  // Tensor sizes matter only to plans made without faults to learn from (remote_access); otherwise
+  // launches carry no extents (the allocator is followed for discarding alone, if asked).
+  if (policy && remote != config::RemoteAccess::off) {
     runtime->live_buffers = std::make_unique<core::LiveBuffers>();
   }
-  if (tracing_launches && (policy || follows_gpu)) {
+  if (policy) {
     runtime->markers = std::make_unique<ProgressMarkers>();
     if (const std::string error = runtime->markers->create(); !error.empty()) {
-      core::logger().warn("no progress markers ({}): deepum follows the GPU from CUPTI's kernel records only",
-                          error);
+      core::logger().warn(
+          "no progress markers ({}): the prefetcher follows the GPU from CUPTI's records only", error);
       runtime->markers.reset();
     }
   }

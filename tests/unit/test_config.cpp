@@ -74,7 +74,6 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.alloc_limit == expected.alloc_limit);
   CHECK(actual.resident_limit == expected.resident_limit);
   CHECK(actual.eviction_headroom == expected.eviction_headroom);
-  CHECK(actual.eviction_follows_gpu == expected.eviction_follows_gpu);
   CHECK(actual.remote_access == expected.remote_access);
   CHECK(actual.tracing == expected.tracing);
   CHECK(actual.trace_file == expected.trace_file);
@@ -106,7 +105,6 @@ constexpr std::string_view kEveryKeyJson = R"({
   "alloc_limit": "64GiB",
   "resident_limit": "75%",
   "eviction_headroom": "1GiB",
-  "eviction_follows_gpu": false,
   "remote_access": "on_fault",
   "tracing": "launches",
   "trace_file": "/tmp/run-%p",
@@ -126,7 +124,6 @@ Config every_key_config() {
   config.alloc_limit = SizeSpec::of_bytes(64 * kGiB);
   config.resident_limit = SizeSpec::of_percent(75.0);
   config.eviction_headroom = SizeSpec::of_bytes(kGiB);
-  config.eviction_follows_gpu = false;
   config.remote_access = RemoteAccess::on_fault;
   config.tracing = TracingLevel::launches;
   config.trace_file = "/tmp/run-%p";
@@ -215,7 +212,6 @@ TEST_CASE("environment variables alone set every key") {
                     {"DEEPUM_ALLOC_LIMIT", "64GiB"},
                     {"DEEPUM_RESIDENT_LIMIT", "75%"},
                     {"DEEPUM_EVICTION_HEADROOM", "1GiB"},
-                    {"DEEPUM_EVICTION_FOLLOWS_GPU", "no"},
                     {"DEEPUM_REMOTE_ACCESS", "ON_FAULT"},
                     {"DEEPUM_TRACING", "launches"},
                     {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
@@ -232,8 +228,7 @@ TEST_CASE("environment variables alone set every key") {
   check_same(load.config, every_key_config());
   CHECK(load.origin ==
         "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, "
-        "DEEPUM_EVICTION_HEADROOM, DEEPUM_EVICTION_FOLLOWS_GPU, DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, "
-        "DEEPUM_TRACE_FILE, "
+        "DEEPUM_EVICTION_HEADROOM, DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, DEEPUM_TRACE_FILE, "
         "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_TRACE_PER_THREAD_BUFFERS, "
         "DEEPUM_WORKER_INTERVAL_US, "
         "DEEPUM_LOG_LEVEL, "
@@ -384,9 +379,7 @@ TEST_CASE("an unknown key names the closest known key") {
 
 TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
-      "enabled, alloc_limit, resident_limit, eviction_headroom, eviction_follows_gpu, remote_access, "
-      "tracing, "
-      "trace_file, "
+      "enabled, alloc_limit, resident_limit, eviction_headroom, remote_access, tracing, trace_file, "
       "cupti_library, "
       "trace_flush_ms, trace_per_thread_buffers, worker_interval_us, log_level, log_file, stats_file, "
       "summary, prefetch.enabled, "
@@ -517,9 +510,8 @@ TEST_CASE("the Markdown table has a row for every key") {
 }
 
 TEST_CASE("the tracing and trace keys, their defaults and their environment variables") {
-  const std::array<std::pair<std::string_view, std::string_view>, 8> keys{{
+  const std::array<std::pair<std::string_view, std::string_view>, 7> keys{{
       {"eviction_headroom", "DEEPUM_EVICTION_HEADROOM"},
-      {"eviction_follows_gpu", "DEEPUM_EVICTION_FOLLOWS_GPU"},
       {"remote_access", "DEEPUM_REMOTE_ACCESS"},
       {"tracing", "DEEPUM_TRACING"},
       {"trace_file", "DEEPUM_TRACE_FILE"},
@@ -538,7 +530,6 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   }
   const Config config;
   CHECK(config.eviction_headroom == SizeSpec::of_bytes(kGiB));
-  CHECK(config.eviction_follows_gpu);
   CHECK(config.remote_access == RemoteAccess::off);
   CHECK(config.tracing == TracingLevel::full);
   CHECK(config.trace_file.empty());

@@ -21,7 +21,6 @@
 #include "deepum/core/fault_attribution.hpp"
 #include "deepum/core/hint_executor.hpp"
 #include "deepum/core/hint_policy.hpp"
-#include "deepum/core/launch_frontier.hpp"
 #include "deepum/core/launch_queue.hpp"
 #include "deepum/core/residency_map.hpp"
 #include "deepum/core/residency_replay.hpp"
@@ -36,8 +35,6 @@ struct PipelineOptions {
   // Evicting only matters below the physical size; at it, the driver evicts by itself. When
   // enforcing, new ranges are placed on the host first, so residency is counted from migrations.
   bool enforce_resident_limit = false;
-  // Reactive eviction follows the GPU's progress (LaunchFrontier); false: the records alone.
-  bool follow_gpu_progress = true;
 
   // The headroom kept at first: at least a tenth of the limit (faults keep arriving while an
   // eviction runs), at most a quarter. It is also the size of each eviction batch.
@@ -74,10 +71,6 @@ struct PipelineStats {
   std::uint64_t throttling_records = 0;
   std::uint64_t remote_map_records = 0, remote_map_bytes = 0, remote_map_bytes_for_thrashing = 0;
   std::uint64_t peak_estimated_resident_bytes = 0;
-  // Counted resident when the GPU reached a launch naming it, before any record of it arrived; and
-  // the most launches the GPU had not finished (the future eviction orders its victims by).
-  std::uint64_t bytes_counted_on_reach = 0;
-  std::uint64_t launches_pending_max = 0;
   // Residency by the migration records in time order, once they have settled (a few seconds behind
   // the estimate above, which runs behind the GPU by the records' delay): the true peak, and the
   // time spent over the limit. Kept only while the limit is enforced.
@@ -118,10 +111,9 @@ class EventPipeline {
       : options_(options),
         residency_(/*faults_make_resident=*/!options.enforce_resident_limit),
         headroom_(options.effective_headroom()),
-        policy_(std::move(policy)),
-        evicts_reactively_(options_.enforce_resident_limit && (!policy_ || !policy_->evicts())),
-        follows_gpu_(evicts_reactively_ && options_.follow_gpu_progress) {
-    if (evicts_reactively_) stats_.eviction_headroom_bytes = headroom_;
+        policy_(std::move(policy)) {
+    if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts()))
+      stats_.eviction_headroom_bytes = headroom_;
     if (options_.enforce_resident_limit) settled_.emplace(options_.resident_limit_bytes, kSettleNs);
   }
 
@@ -139,8 +131,8 @@ class EventPipeline {
   // deepum discarded dead memory (a Hint of kind discard), from any thread.
   void on_discarded(const Hint& discard) { post(discard); }
   void on_function_name(std::uint64_t function, std::string name);
-  // Worker only: the GPU has run every launch on `stream` before `correlation_id` (a progress
-  // marker completed). Applied at the next step, after that step's launches.
+  // Worker only: the GPU has run every launch on `stream` before `correlation_id`. Applied at the
+  // next step, after that step's launches.
   void on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id) {
     progress_.emplace_back(stream, correlation_id);
   }
@@ -178,8 +170,7 @@ class EventPipeline {
   void complete_kernels(bool final);
   void run_policy(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
   void sample_residency(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
-  // Counts the ranges of launches the GPU reached as resident, at `time`.
-  void count_reached(const AddressRange& range, bool done, Timestamp done_time, Timestamp now);
+  bool in_flight(BlockId block) const;
 
   PipelineOptions options_;
   LaunchQueue launches_;
@@ -190,10 +181,9 @@ class EventPipeline {
   // Worker-only state.
   FaultAttributor attributor_;
   ResidencyMap residency_;
-  // Launches the GPU has not finished, kept while evicting reactively: how far the GPU has got
-  // tells what it is faulting in now, long before the records do, and what it needs next orders
-  // the victims (evicting those would fault them straight back).
-  LaunchFrontier frontier_;
+  // Blocks named by launches the GPU has not finished: evicting them would fault them straight back.
+  std::unordered_map<std::uint64_t, std::vector<BlockId>> in_flight_launches_;  // by correlation id
+  std::unordered_map<BlockId, std::uint32_t> in_flight_blocks_;
   std::uint64_t baseline_used_bytes_ = 0;
   Timestamp last_fault_handled_ = 0;
   std::uint64_t faults_seen_ = 0;
@@ -214,9 +204,6 @@ class EventPipeline {
     std::vector<BlockId> faulted;
   };
   std::unique_ptr<HintPolicy> policy_;
-  // The limit is held by evicting when residency nears it (not by a policy's plans).
-  bool evicts_reactively_;
-  bool follows_gpu_;                                                 // ... keeping frontier_
   std::vector<std::pair<std::uint64_t, std::uint64_t>> progress_;    // (stream, correlation id)
   std::deque<Completion> completions_;                               // in arrival order
   std::unordered_map<std::uint64_t, std::size_t> completion_index_;  // correlation id -> sequence

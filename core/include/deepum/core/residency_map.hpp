@@ -65,10 +65,6 @@ class ResidencyMap {
   // deepum asked for the range on the GPU at `time`: counted resident from now, so the next plan
   // does not ask again (the prefetch's own migration records that follow find it counted).
   void on_prefetched(const AddressRange& range, Timestamp time);
-  // The GPU reached, at `time`, a launch naming the range: counted resident from now (its part in
-  // managed memory), ahead of the migration records that arrive 0.1-2 s later and then find it
-  // counted. A record of the range leaving the GPU before `time` no longer uncounts it.
-  void on_reached(const AddressRange& range, Timestamp time);
 
   std::uint64_t resident_bytes() const { return resident_bytes_; }
   std::uint64_t peak_resident_bytes() const { return peak_resident_bytes_; }
@@ -88,14 +84,11 @@ class ResidencyMap {
   std::vector<AddressRange> touched_parts(std::span<const AddressRange> ranges) const;
   std::size_t tracked_blocks() const { return blocks_.size(); }
 
-  // What `next_use` answers for a block that nothing still to run needs.
-  static constexpr std::uint64_t kNoNextUse = UINT64_MAX;
-  // Resident blocks covering at least `bytes_to_free`, as contiguous address ranges inside managed
-  // memory: first those nothing still to run needs (next_use answers kNoNextUse), least recently
-  // used first; then, if those do not cover the need, those needed latest. A null `next_use`
-  // takes least recently used blocks only.
+  // Least recently used resident blocks covering at least `bytes_to_free`, as contiguous address
+  // ranges inside managed memory. Blocks for which `is_protected` holds are taken only when the
+  // unprotected ones do not cover the need.
   std::vector<AddressRange> choose_victims(std::uint64_t bytes_to_free,
-                                           const std::function<std::uint64_t(BlockId)>& next_use) const;
+                                           const std::function<bool(BlockId)>& is_protected) const;
   // Calls visit(block) for the resident blocks, least recently used first, until it returns false.
   void visit_least_recently_used(const std::function<bool(BlockId)>& visit) const;
   // The parts of the ranges that lie in live managed allocations, in the order given (a prefetch
@@ -112,7 +105,6 @@ class ResidencyMap {
     // a migration that started before deepum's own move is already accounted for by it, and
     // replaying it would resurrect an evicted block.
     Timestamp last_hint = 0;
-    Timestamp last_reached = 0;       // when a launch the GPU reached last named the block
     std::uint32_t touched_pages = 0;  // bit i: page i of the block was brought in by the program
     std::array<std::uint64_t, kGranulesPerBlock / 64> resident_granules{};  // bit i: granule i on the GPU
   };
