@@ -16,8 +16,10 @@
 #             with lookahead N; noevict: the prefetcher without pre-eviction
 #   limit     build, ctest, then at FACTORS (1.5 2 3): MODES (reactive shared): reactive eviction
 #             with CUPTI's per-thread activity buffers (the default) and with one shared buffer;
-#             headSIZE: reactive eviction with eviction_headroom SIZE (e.g. head1GiB); first the
-#             residency_gauge_probe (what the driver's free-memory figure shows of managed memory)
+#             headSIZE: reactive eviction with eviction_headroom SIZE (e.g. head1GiB); records:
+#             reactive eviction from CUPTI's records alone (stream_ordered_eviction false); first
+#             the residency_gauge_probe (what the driver's free-memory figure shows of managed
+#             memory; SKIP_PROBE=1 skips it)
 #   REPEATS=N runs each mode of remote and limit N times, interleaved. REPLAY=1 traces each of their
 #   runs and replays its migration records in time order (deepum trace residency: NAME_replay.txt).
 #   SKIP_CTEST=1 skips ctest in main, remote and limit.
@@ -53,6 +55,7 @@ mode_settings() {
   la[0-9]*) settings=(DEEPUM_PREFETCH_LOOKAHEAD="${1#la}") ;;
   noevict) settings=(DEEPUM_PREFETCH_PRE_EVICT=false) ;;
   head*) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_EVICTION_HEADROOM="${1#head}") ;;
+  records) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_EVICTION=false) ;;
   mapped | on_fault) settings=(DEEPUM_REMOTE_ACCESS="$1") ;;
   *) echo "prefetch_gpu.sh: unknown mode $1" >&2; exit 2 ;;
   esac
@@ -119,8 +122,10 @@ remote)
   ;;
 limit)
   run_ctest
-  "$root/build-gpu/bin/residency_gauge_probe" 1024 >"$out/residency_gauge_probe.txt" 2>&1
-  cat "$out/residency_gauge_probe.txt"
+  if [[ -z ${SKIP_PROBE:-} ]]; then
+    "$root/build-gpu/bin/residency_gauge_probe" 1024 >"$out/residency_gauge_probe.txt" 2>&1
+    cat "$out/residency_gauge_probe.txt"
+  fi
   native_and_bandwidth
   run_modes "${FACTORS:-1.5 2 3}" "${MODES:-reactive shared}"
   ;;

@@ -21,6 +21,11 @@ constexpr std::array kKeys{
             "Free room deepum keeps under resident_limit, for demand faults and new allocations: at least a "
             "tenth of the limit, at most a quarter; reactive eviction widens it when residency overshoots.",
             field<&Config::eviction_headroom>()},
+    KeySpec{"stream_ordered_eviction", "true",
+            "Hold resident_limit by evictions ordered in the program's streams before the launches that "
+            "need the room, counting as resident every 2 MB block a launch names (its pointer arguments, "
+            "to the end of each tensor); false evicts from CUPTI's records alone, which arrive 0.1-2 s late.",
+            field<&Config::stream_ordered_eviction>()},
     KeySpec{
         "remote_access", "off",
         "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "

@@ -124,9 +124,14 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
     }
   } else if (const auto* hint = std::get_if<Hint>(&event)) {
     if (recorder) recorder->hint(*hint);
-    // Discarded and placed on the host without moving a byte: off the GPU as of now.
+    // Off the GPU as of now: discarded (placed on the host without moving a byte), or evicted in
+    // the program's stream before a launch.
     residency_.on_evicted({hint->address, hint->bytes}, hint->time);
-    stats_.prefetch.discarded_bytes += hint->bytes;
+    if (hint->kind == Hint::Kind::discard) {
+      stats_.prefetch.discarded_bytes += hint->bytes;
+    } else if (hint->kind == Hint::Kind::evict_to_host) {
+      stats_.launch_evicted_bytes += hint->bytes;
+    }
   } else if (const auto* action = std::get_if<DriverAction>(&event)) {
     // Counted only: remote mappings move nothing, so residency is unchanged.
     switch (action->kind) {
@@ -197,7 +202,7 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   // A policy that evicts also absorbs overshoot with its plans (they evict down to the budget),
   // asynchronously; a synchronous eviction here would only wait behind its queued evictions.
   if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts())) {
-    learn_headroom();
+    if (!options_.evicts_before_launches) learn_headroom();
     enforce_resident_limit(now, executor, recorder);
   }
   sample_residency(now, executor, recorder);
@@ -327,7 +332,7 @@ void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor
   // away in its own pool, so that figure never falls (measured on an H200: it stayed at the full
   // footprint while deepum evicted).
   const std::uint64_t resident = residency_.resident_bytes();
-  const std::uint64_t trigger = limit - std::min(limit, headroom_);
+  const std::uint64_t trigger = options_.evicts_before_launches ? limit : limit - std::min(limit, headroom_);
   if (resident <= trigger) return;
   // Evict a batch below the trigger so eviction runs in batches, not per fault.
   const std::uint64_t batch = options_.effective_headroom();

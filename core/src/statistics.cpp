@@ -110,8 +110,11 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
               "  migrated to GPU: {} in {} transfers; to host: {} in {} transfers ({} evicted by the driver)",
               format_bytes(t.bytes_to_gpu), t.migrations_to_gpu, format_bytes(t.bytes_to_host),
               t.migrations_to_host, format_bytes(t.bytes_to_host_by_eviction));
-  append_line(out, "  deepum evictions: {} ({}), {} refused by the driver", t.deepum_evictions,
-              format_bytes(t.deepum_evicted_bytes), t.deepum_eviction_failures);
+  append_line(out, "  deepum evictions: {} ({}), {} refused by the driver{}", t.deepum_evictions,
+              format_bytes(t.deepum_evicted_bytes), t.deepum_eviction_failures,
+              t.launch_evicted_bytes != 0
+                  ? "; before launches, in their streams: " + format_bytes(t.launch_evicted_bytes)
+                  : std::string());
   if (t.eviction_headroom_bytes != 0) {
     append_line(out, "  eviction headroom: {} at the end ({} overshoots of the limit widened it)",
                 format_bytes(t.eviction_headroom_bytes), t.overshoots);
@@ -220,6 +223,7 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
         {"deepum_eviction_failures", t.deepum_eviction_failures},
         {"eviction_headroom_bytes", t.eviction_headroom_bytes},
         {"overshoots", t.overshoots},
+        {"launch_evicted_bytes", t.launch_evicted_bytes},
         {"thrashing_records", t.thrashing_records},
         {"thrashing_bytes", t.thrashing_bytes},
         {"throttling_records", t.throttling_records},

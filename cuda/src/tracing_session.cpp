@@ -17,6 +17,7 @@
 #include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/progress_markers.hpp"
 #include "deepum/cuda/real_symbols.hpp"
+#include "deepum/cuda/stream_ordered_evictor.hpp"
 #include "deepum/cupti_tracer/cupti_tracer.hpp"
 #include "deepum/prefetch/planner_policy.hpp"
 #include "deepum/pytorch_allocator/trace_tracker.hpp"
@@ -27,7 +28,7 @@ namespace {
 using core::EventPipeline;
 
 // "Is this word a managed pointer?", answered from the registry for the launch scanner, and how far
-// its buffer reaches, from the program's allocator (with remote_access).
+// its buffer reaches, from the program's allocator (when LiveBuffers are kept).
 class RegistryLookup final : public cupti_tracer::ManagedLookup {
  public:
   RegistryLookup(const core::ManagedRegistry& registry, const core::LiveBuffers* buffers)
@@ -49,13 +50,18 @@ class RegistryLookup final : public cupti_tracer::ManagedLookup {
 };
 
 // The tracer's events go straight into the pipeline's queues; launches may also leave a progress
-// marker in their stream.
+// marker in their stream, and evictions ordered before them.
 class PipelineSink final : public cupti_tracer::EventSink {
  public:
-  PipelineSink(EventPipeline& pipeline, ProgressMarkers* markers) : pipeline_(pipeline), markers_(markers) {}
+  PipelineSink(EventPipeline& pipeline, ProgressMarkers* markers, StreamOrderedEvictor* evictor)
+      : pipeline_(pipeline), markers_(markers), evictor_(evictor) {}
   void on_launch(const core::KernelLaunch& launch) override {
     pipeline_.on_launch(launch);
     if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
+    if (evictor_ != nullptr) {
+      for (const core::AddressRange& range : evictor_->before_launch(launch))
+        pipeline_.on_hint({core::Hint::Kind::evict_to_host, launch.host_time, range.address, range.bytes});
+    }
   }
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
@@ -68,6 +74,7 @@ class PipelineSink final : public cupti_tracer::EventSink {
  private:
   EventPipeline& pipeline_;
   ProgressMarkers* markers_;
+  StreamOrderedEvictor* evictor_;
 };
 
 struct Runtime {
@@ -75,7 +82,8 @@ struct Runtime {
   EventPipeline* pipeline = nullptr;
   std::unique_ptr<RegistryLookup> lookup;
   std::unique_ptr<ProgressMarkers> markers;         // while prefetching
-  std::unique_ptr<core::LiveBuffers> live_buffers;  // with remote_access: PyTorch's blocks in use
+  std::unique_ptr<core::LiveBuffers> live_buffers;  // PyTorch's blocks in use (see start_once)
+  std::unique_ptr<StreamOrderedEvictor> evictor;    // stream_ordered_eviction, reactive eviction
   std::unique_ptr<DeadMemoryDiscarder> discarder;   // while prefetching with prefetch.discard
   bool tracker_settled = false;                     // worker only: attached, or never will be
   int tracker_attempts = 0;                         // worker only
@@ -141,8 +149,9 @@ void* lookup_in_pytorch(const char* name) {
 }
 
 // PyTorch's allocator tracker, attached from the worker (which holds no allocator lock) once the
-// allocator exists; until then, tried again every few steps. It gives the prefetcher the size of
-// every tensor a kernel names (with remote_access) and the blocks to discard (prefetch.discard).
+// allocator exists; until then, tried again every few steps. It gives the size of every tensor a
+// kernel names (to evictions before launches, and to the prefetcher with remote_access) and the
+// blocks to discard (prefetch.discard).
 void attach_block_tracker(Runtime& runtime) {
   if (!runtime.live_buffers && !runtime.discarder) return;
   if (runtime.tracker_settled || runtime.tracker_attempts++ % 200 != 0) return;
@@ -166,7 +175,7 @@ void attach_block_tracker(Runtime& runtime) {
           if (!rt->session->registry().find_containing(event.address)) return;  // not deepum's memory
           for (const core::AddressRange& range : rt->discarder->discard_returned_block(
                    static_cast<CUstream>(event.stream), event.address, event.bytes)) {
-            rt->pipeline->on_discarded({core::Hint::Kind::discard, now_ns(), range.address, range.bytes});
+            rt->pipeline->on_hint({core::Hint::Kind::discard, now_ns(), range.address, range.bytes});
           }
         } catch (const std::exception&) {
           // Out of memory for a map node: this block's size or discard is lost, nothing else.
@@ -176,12 +185,12 @@ void attach_block_tracker(Runtime& runtime) {
   using Outcome = pytorch_allocator::AttachResult::Outcome;
   // What following the allocator is for here, and what is lost without it.
   const std::string uses = runtime.live_buffers && runtime.discarder
-                               ? "tensor sizes for the prefetcher, and discarding the blocks it takes back"
-                           : runtime.live_buffers ? "tensor sizes for the prefetcher"
+                               ? "tensor sizes of launches, and discarding the blocks it takes back"
+                           : runtime.live_buffers ? "tensor sizes of launches"
                                                   : "discarding the blocks it takes back";
   const std::string fallback = runtime.live_buffers && runtime.discarder
-                                   ? "buffer sizes are inferred from launches, and nothing is discarded"
-                               : runtime.live_buffers ? "buffer sizes are inferred from launches"
+                                   ? "tensor sizes are guessed from pointers alone, and nothing is discarded"
+                               : runtime.live_buffers ? "tensor sizes are guessed from pointers alone"
                                                       : "nothing is discarded";
   switch (result.outcome) {
     case Outcome::attached:
@@ -261,6 +270,18 @@ void stop_tracing_at_exit() {
               " (" + std::to_string(runtime->discarder->skipped_capturing()) +
               " blocks skipped while capturing, " + std::to_string(runtime->discarder->failures()) +
               " failures)";
+    }
+    if (runtime->evictor) {
+      const core::LaunchOrderedStats evictions = runtime->evictor->stats();
+      note += "; evictions before launches: " + std::to_string(evictions.evictions) + " (" +
+              core::format_bytes(evictions.evicted_bytes) + "), " +
+              std::to_string(evictions.waited_evictions) + " waited for at once, " +
+              std::to_string(evictions.waits_for_pending) + " launches waited for one in flight, " +
+              std::to_string(evictions.launches_over_limit) +
+              " launches naming more than the limit leaves, " +
+              std::to_string(runtime->evictor->skipped_capturing()) + " skipped (stream capturing), " +
+              std::to_string(runtime->evictor->failures()) + " failures; named by launches at most " +
+              core::format_bytes(evictions.peak_bytes);
     }
     if (runtime->markers) {
       note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
@@ -377,9 +398,24 @@ void start_once(core::Session& session) {
                           ? "; the GPU uses memory not resident over the link (remote_access " +
                                 std::string(config::remote_access_name(remote)) + ")"
                           : std::string());
-  // Tensor sizes matter only to plans made without faults to learn from (remote_access); otherwise
+  // Reactive eviction holds the limit by evictions ordered before launches, which need the tensor
+  // sizes of launches, as do plans made without faults to learn from (remote_access). Otherwise
   // launches carry no extents (the allocator is followed for discarding alone, if asked).
-  if (policy && remote != config::RemoteAccess::off) {
+  if (options.enforce_resident_limit && (!policy || !policy->evicts()) && config.stream_ordered_eviction &&
+      config.tracing != config::TracingLevel::off) {
+    // Batches of at most an eighth of the limit: the model runs between the limit less two
+    // batches (one evicting alongside the program) and the limit.
+    runtime->evictor = std::make_unique<StreamOrderedEvictor>(
+        options.resident_limit_bytes,
+        std::min(options.effective_headroom(), options.resident_limit_bytes / 8));
+    if (const std::string error = runtime->evictor->create(); !error.empty()) {
+      core::logger().warn("no evictions before launches ({}): the limit is held from CUPTI's records alone",
+                          error);
+      runtime->evictor.reset();
+    }
+  }
+  options.evicts_before_launches = runtime->evictor != nullptr;
+  if (runtime->evictor || (policy && remote != config::RemoteAccess::off)) {
     runtime->live_buffers = std::make_unique<core::LiveBuffers>();
   }
   if (policy) {
@@ -403,7 +439,8 @@ void start_once(core::Session& session) {
 
   if (config.tracing != config::TracingLevel::off) {
     runtime->lookup = std::make_unique<RegistryLookup>(session.registry(), runtime->live_buffers.get());
-    runtime->sink = std::make_unique<PipelineSink>(*runtime->pipeline, runtime->markers.get());
+    runtime->sink =
+        std::make_unique<PipelineSink>(*runtime->pipeline, runtime->markers.get(), runtime->evictor.get());
     runtime->tracer = std::make_unique<cupti_tracer::CuptiTracer>();
     cupti_tracer::TracerOptions tracer_options;
     tracer_options.level = tracer_level(config.tracing);
@@ -483,10 +520,14 @@ void note_range_allocated(core::Session& session, std::uint64_t address, std::ui
       core::logger().warn("cannot place new memory on the host ({}): residency may be undercounted", error);
     }
   }
+  if (Runtime* runtime = g_runtime.load(std::memory_order_acquire); runtime && runtime->evictor)
+    runtime->evictor->on_range_allocated(address, bytes);
   pipeline->on_range({core::RangeEvent::Kind::allocated, now_ns(), address, bytes});
 }
 
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
+  if (Runtime* runtime = g_runtime.load(std::memory_order_acquire); runtime && runtime->evictor)
+    runtime->evictor->on_range_freed(address, bytes);
   if (EventPipeline* pipeline = session.pipeline()) {
     pipeline->on_range({core::RangeEvent::Kind::freed, now_ns(), address, bytes});
   }

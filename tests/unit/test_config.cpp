@@ -74,6 +74,7 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.alloc_limit == expected.alloc_limit);
   CHECK(actual.resident_limit == expected.resident_limit);
   CHECK(actual.eviction_headroom == expected.eviction_headroom);
+  CHECK(actual.stream_ordered_eviction == expected.stream_ordered_eviction);
   CHECK(actual.remote_access == expected.remote_access);
   CHECK(actual.tracing == expected.tracing);
   CHECK(actual.trace_file == expected.trace_file);
@@ -105,6 +106,7 @@ constexpr std::string_view kEveryKeyJson = R"({
   "alloc_limit": "64GiB",
   "resident_limit": "75%",
   "eviction_headroom": "1GiB",
+  "stream_ordered_eviction": false,
   "remote_access": "on_fault",
   "tracing": "launches",
   "trace_file": "/tmp/run-%p",
@@ -124,6 +126,7 @@ Config every_key_config() {
   config.alloc_limit = SizeSpec::of_bytes(64 * kGiB);
   config.resident_limit = SizeSpec::of_percent(75.0);
   config.eviction_headroom = SizeSpec::of_bytes(kGiB);
+  config.stream_ordered_eviction = false;
   config.remote_access = RemoteAccess::on_fault;
   config.tracing = TracingLevel::launches;
   config.trace_file = "/tmp/run-%p";
@@ -212,6 +215,7 @@ TEST_CASE("environment variables alone set every key") {
                     {"DEEPUM_ALLOC_LIMIT", "64GiB"},
                     {"DEEPUM_RESIDENT_LIMIT", "75%"},
                     {"DEEPUM_EVICTION_HEADROOM", "1GiB"},
+                    {"DEEPUM_STREAM_ORDERED_EVICTION", "no"},
                     {"DEEPUM_REMOTE_ACCESS", "ON_FAULT"},
                     {"DEEPUM_TRACING", "launches"},
                     {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
@@ -228,7 +232,8 @@ TEST_CASE("environment variables alone set every key") {
   check_same(load.config, every_key_config());
   CHECK(load.origin ==
         "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, "
-        "DEEPUM_EVICTION_HEADROOM, DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, DEEPUM_TRACE_FILE, "
+        "DEEPUM_EVICTION_HEADROOM, DEEPUM_STREAM_ORDERED_EVICTION, DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, "
+        "DEEPUM_TRACE_FILE, "
         "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_TRACE_PER_THREAD_BUFFERS, "
         "DEEPUM_WORKER_INTERVAL_US, "
         "DEEPUM_LOG_LEVEL, "
@@ -379,7 +384,8 @@ TEST_CASE("an unknown key names the closest known key") {
 
 TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
-      "enabled, alloc_limit, resident_limit, eviction_headroom, remote_access, tracing, trace_file, "
+      "enabled, alloc_limit, resident_limit, eviction_headroom, stream_ordered_eviction, remote_access, "
+      "tracing, trace_file, "
       "cupti_library, "
       "trace_flush_ms, trace_per_thread_buffers, worker_interval_us, log_level, log_file, stats_file, "
       "summary, prefetch.enabled, "
@@ -510,8 +516,9 @@ TEST_CASE("the Markdown table has a row for every key") {
 }
 
 TEST_CASE("the tracing and trace keys, their defaults and their environment variables") {
-  const std::array<std::pair<std::string_view, std::string_view>, 7> keys{{
+  const std::array<std::pair<std::string_view, std::string_view>, 8> keys{{
       {"eviction_headroom", "DEEPUM_EVICTION_HEADROOM"},
+      {"stream_ordered_eviction", "DEEPUM_STREAM_ORDERED_EVICTION"},
       {"remote_access", "DEEPUM_REMOTE_ACCESS"},
       {"tracing", "DEEPUM_TRACING"},
       {"trace_file", "DEEPUM_TRACE_FILE"},
@@ -530,6 +537,7 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   }
   const Config config;
   CHECK(config.eviction_headroom == SizeSpec::of_bytes(kGiB));
+  CHECK(config.stream_ordered_eviction);
   CHECK(config.remote_access == RemoteAccess::off);
   CHECK(config.tracing == TracingLevel::full);
   CHECK(config.trace_file.empty());

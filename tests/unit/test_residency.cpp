@@ -1,9 +1,11 @@
 // ResidencyMap, FaultAttributor, LaunchQueue and EventPipeline on fabricated event streams.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <thread>
 
 #include "deepum/core/event_pipeline.hpp"
+#include "deepum/core/launch_ordered_residency.hpp"
 #include "deepum/core/residency_replay.hpp"
 #include "recording_executor.hpp"
 
@@ -497,7 +499,7 @@ TEST_CASE(
   // deepum moved the first 32 MiB out at 100 ms. Their fault-in at 50 ms is reported only after
   // that, so the live estimate skips it as stale; in time, those 32 MiB sat on the GPU from 50 ms
   // until the move ended at 150 ms, next to 48 MiB faulted in at 60 ms: 80 MiB, over 64.
-  pipeline.on_discarded({Hint::Kind::discard, 100 * kMs, kBase, 32 * kMiB});
+  pipeline.on_hint({Hint::Kind::discard, 100 * kMs, kBase, 32 * kMiB});
   pipeline.on_migration(migration(kBase, 32 * kMiB, MigrationDirection::host_to_device, 50 * kMs));
   pipeline.on_migration(
       migration(kBase + 32 * kMiB, 48 * kMiB, MigrationDirection::host_to_device, 60 * kMs));
@@ -555,4 +557,120 @@ TEST_CASE("TimeOrderedResidency: held records replay in time order; one later th
   replay.on_range({RangeEvent::Kind::freed, 90 * kMs, kBase, 64 * kMiB});
   replay.finish();
   CHECK(replay.result().over_limit_ns == 10 * kMs);
+}
+
+namespace {
+KernelLaunch launch_naming(std::uint64_t pointer, std::uint64_t extent) {
+  KernelLaunch launch;
+  launch.pointer_count = 1;
+  launch.pointers[0] = pointer;
+  launch.extents[0] = extent;
+  return launch;
+}
+
+// A stream as the GPU runs it: before each launch the evictions it was given (an eviction left
+// running alongside counts as done only once a launch waits for it, the worst case for the limit),
+// then the launch faults in every block it names.
+struct InOrderGpu {
+  std::set<BlockId> resident;
+  std::vector<AddressRange> in_flight;
+  std::uint64_t peak_blocks = 0;
+
+  void run(const LaunchEviction& decision, const KernelLaunch& launch) {
+    auto drop = [&](const std::vector<AddressRange>& ranges) {
+      for (const AddressRange& range : ranges)
+        for_each_block_of(range, [&](BlockId b) { resident.erase(b); });
+    };
+    if (decision.wait_for_pending) {
+      drop(in_flight);
+      in_flight.clear();
+    }
+    if (decision.wait_for_evict) {
+      drop(decision.evict);
+    } else if (!decision.evict.empty()) {
+      in_flight = decision.evict;
+    }
+    for (std::size_t i = 0; i < launch.pointer_count; ++i)
+      for_each_block_of({launch.pointers[i], launch.extents[i]}, [&](BlockId b) { resident.insert(b); });
+    peak_blocks = std::max<std::uint64_t>(peak_blocks, resident.size());
+  }
+};
+}  // namespace
+
+TEST_CASE("evictions ordered before launches keep a loop larger than the limit under it") {
+  constexpr std::uint64_t kLimit = 32 * kMiB;
+  LaunchOrderedResidency model(kLimit, 4 * kMiB);
+  // Twelve 8 MiB tensors, each its own range: 96 MiB touched per pass, three times the limit.
+  for (std::uint64_t t = 0; t < 12; ++t) model.on_range_allocated(kBase + t * 8 * kMiB, 8 * kMiB);
+  InOrderGpu gpu;
+  for (int pass = 0; pass < 5; ++pass) {
+    for (std::uint64_t t = 0; t < 12; ++t) {
+      // Each kernel reads a tensor and writes the next one.
+      KernelLaunch launch = launch_naming(kBase + t * 8 * kMiB, 8 * kMiB);
+      launch.pointer_count = 2;
+      launch.pointers[1] = kBase + ((t + 1) % 12) * 8 * kMiB;
+      launch.extents[1] = 8 * kMiB;
+      const LaunchEviction decision = model.before_launch(launch);
+      // Never the memory the launch itself needs.
+      for (const AddressRange& victim : decision.evict) {
+        CHECK((victim.address + victim.bytes <= launch.pointers[0] ||
+               victim.address >= launch.pointers[0] + 8 * kMiB));
+        CHECK((victim.address + victim.bytes <= launch.pointers[1] ||
+               victim.address >= launch.pointers[1] + 8 * kMiB));
+        CHECK(victim.bytes % kBlockBytes == 0);
+      }
+      gpu.run(decision, launch);
+      CHECK(gpu.resident.size() * kBlockBytes <= kLimit);
+      CHECK(model.resident_bytes() + model.pending_bytes() <= kLimit);
+    }
+  }
+  CHECK(gpu.peak_blocks * kBlockBytes == kLimit);  // the room is used, not wasted
+  const LaunchOrderedStats stats = model.stats();
+  CHECK(stats.launches == 60);
+  CHECK(stats.evictions > 0);
+  CHECK(stats.waits_for_pending > 0);               // evictions ran alongside the program...
+  CHECK(stats.waited_evictions < stats.evictions);  // ...more often than the program stalled for one
+  CHECK(stats.launches_over_limit == 0);
+  CHECK(stats.peak_bytes <= kLimit);
+}
+
+TEST_CASE("evictions before launches: capture, refusals, frees, and launches larger than the limit") {
+  constexpr std::uint64_t kLimit = 16 * kMiB;
+  LaunchOrderedResidency model(kLimit, 4 * kMiB);
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.on_range_allocated(kBase + 100 * kMiB, 3 * kMiB);
+  // An unknown extent names the rest of the pointer's allocation; memory outside managed ranges
+  // nothing.
+  model.before_launch(launch_naming(kBase + 101 * kMiB, 0));
+  CHECK(model.resident_bytes() == 3 * kMiB);  // two blocks, 2 + 1 MiB of them managed
+  model.before_launch(launch_naming(0x1000, 4096));
+  CHECK(model.resident_bytes() == 3 * kMiB);
+  model.on_range_freed(kBase + 100 * kMiB, 3 * kMiB);
+  model.before_launch(launch_naming(kBase + kMiB, kMiB));
+  CHECK(model.resident_bytes() == 2 * kMiB);
+  // While the stream is captured nothing is evicted: counted only.
+  const LaunchEviction captured = model.before_launch(launch_naming(kBase + 2 * kMiB, 20 * kMiB), false);
+  CHECK(captured.evict.empty());
+  CHECK_FALSE(captured.wait_for_pending);
+  CHECK(model.resident_bytes() == 22 * kMiB);
+  CHECK(model.stats().launches_over_limit == 1);
+  // The next launch must make room: 6 MiB over, and a batch below the limit.
+  const LaunchEviction decision = model.before_launch(launch_naming(kBase + 40 * kMiB, 2 * kMiB));
+  CHECK(decision.wait_for_evict);
+  CHECK(total_bytes(decision.evict) == 12 * kMiB);
+  CHECK(decision.evict.front().address == kBase);  // least recently named first, merged
+  CHECK(model.resident_bytes() == 12 * kMiB);
+  // The driver refused it: its blocks count as resident again.
+  model.eviction_failed(decision);
+  CHECK(model.resident_bytes() == 24 * kMiB);
+  CHECK(model.stats().evictions == 0);
+  // Freeing a range forgets its blocks, resident or not.
+  model.on_range_freed(kBase, 64 * kMiB);
+  CHECK(model.resident_bytes() == 0);
+  // A new range sharing a resident block counts with it.
+  model.on_range_allocated(kBase, kMiB);
+  model.before_launch(launch_naming(kBase, kMiB));
+  CHECK(model.resident_bytes() == kMiB);
+  model.on_range_allocated(kBase + kMiB, kMiB);
+  CHECK(model.resident_bytes() == 2 * kMiB);
 }

@@ -82,6 +82,9 @@ struct Config {
   SizeSpec resident_limit = SizeSpec::of_percent(100.0);  // what may stay resident on the GPU
   // Free room kept under resident_limit when evicting.
   SizeSpec eviction_headroom = SizeSpec::of_bytes(std::uint64_t{1} << 30);
+  // Reactive eviction decides at each launch, from what the launches name, and orders its
+  // evictions in the launch's stream; false: from CUPTI's records alone.
+  bool stream_ordered_eviction = true;
   // Under an enforced resident_limit: whether what is not resident is used over the link instead
   // of being faulted in, so that only deepum's own prefetches add to residency.
   RemoteAccess remote_access = RemoteAccess::off;

@@ -35,6 +35,10 @@ struct PipelineOptions {
   // Evicting only matters below the physical size; at it, the driver evicts by itself. When
   // enforcing, new ranges are placed on the host first, so residency is counted from migrations.
   bool enforce_resident_limit = false;
+  // Evictions ordered in the program's streams hold the limit (StreamOrderedEvictor); the worker
+  // then evicts only when the records show residency past the limit itself (memory no launch
+  // named), without headroom.
+  bool evicts_before_launches = false;
 
   // The headroom kept at first: at least a tenth of the limit (faults keep arriving while an
   // eviction runs), at most a quarter. It is also the size of each eviction batch.
@@ -61,6 +65,7 @@ struct PipelineStats {
   std::uint64_t migrations_to_host = 0, bytes_to_host = 0;
   std::uint64_t bytes_to_host_by_eviction = 0;  // the driver's own evictions
   std::uint64_t deepum_evictions = 0, deepum_evicted_bytes = 0, deepum_eviction_failures = 0;
+  std::uint64_t launch_evicted_bytes = 0;  // by evictions ordered before launches (when enabled)
   // Reactive eviction starts this far below the limit: the configured headroom, grown by each
   // overshoot past the limit (what arrived before an eviction took effect).
   std::uint64_t eviction_headroom_bytes = 0;
@@ -112,7 +117,8 @@ class EventPipeline {
         residency_(/*faults_make_resident=*/!options.enforce_resident_limit),
         headroom_(options.effective_headroom()),
         policy_(std::move(policy)) {
-    if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts()))
+    if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts()) &&
+        !options_.evicts_before_launches)
       stats_.eviction_headroom_bytes = headroom_;
     if (options_.enforce_resident_limit) settled_.emplace(options_.resident_limit_bytes, kSettleNs);
   }
@@ -128,8 +134,8 @@ class EventPipeline {
   void on_migration(const Migration& migration) { post(migration); }
   void on_range(const RangeEvent& range) { post(range); }
   void on_driver_action(const DriverAction& action) { post(action); }
-  // deepum discarded dead memory (a Hint of kind discard), from any thread.
-  void on_discarded(const Hint& discard) { post(discard); }
+  // deepum discarded dead memory, or evicted before a launch, outside the worker (any thread).
+  void on_hint(const Hint& hint) { post(hint); }
   void on_function_name(std::uint64_t function, std::string name);
   // Worker only: the GPU has run every launch on `stream` before `correlation_id`. Applied at the
   // next step, after that step's launches.

@@ -1,0 +1,89 @@
+// LaunchOrderedResidency: what the GPU will hold once it has run every launch enqueued so far, and
+// the evictions that keep that under the resident limit, decided on the program's thread at each
+// launch, so the evictions can be ordered in the launch's stream before it.
+//
+// Why: CUPTI's migration records reach deepum 0.1-2 s after the GPU faulted the memory in (H100,
+// GPT-2 at 2x and 3x), so a limit held from them overshoots it by 15-80%. A launch names its
+// memory before the GPU runs it (its pointer arguments, each to the end of its tensor), and a
+// stream runs in order: an eviction enqueued before a launch is done before that launch faults
+// anything in. The model counts every 2 MB block a launch names as resident from then on (a
+// superset of what the driver migrates: it faults in within the blocks touched) until deepum
+// evicts it. A pointer names its tensor (KernelLaunch::extents), or where no size is known, the
+// rest of its allocation. Pure C++; one lock, held by the caller across decision and issue.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "deepum/core/events.hpp"
+#include "deepum/core/residency_map.hpp"
+
+namespace deepum::core {
+
+// What the launch's stream must do before the launch.
+struct LaunchEviction {
+  // Wait for the eviction issued earlier (it ran alongside the program until now).
+  bool wait_for_pending = false;
+  // Then move these to the host (in order after all the stream's earlier work).
+  std::vector<AddressRange> evict;
+  // Wait for that eviction too before the launch; otherwise it runs alongside, and a later launch
+  // waits for it (wait_for_pending) once its room is needed.
+  bool wait_for_evict = false;
+};
+
+struct LaunchOrderedStats {
+  std::uint64_t launches = 0;
+  std::uint64_t evictions = 0, evicted_bytes = 0;
+  std::uint64_t waited_evictions = 0;  // the launch waited for it at once: the GPU stalled for it
+  std::uint64_t waits_for_pending = 0;
+  std::uint64_t peak_bytes = 0;           // the model at most, evictions in flight included
+  std::uint64_t launches_over_limit = 0;  // named more than the limit leaves room for by itself
+};
+
+class LaunchOrderedResidency {
+ public:
+  // Evictions free at least `batch` below the limit, so they come once per batch, not per launch;
+  // an eviction starts alongside the program once the model is within `batch` of the limit.
+  LaunchOrderedResidency(std::uint64_t limit_bytes, std::uint64_t batch_bytes)
+      : limit_(limit_bytes), batch_(std::min(batch_bytes, limit_bytes / 2)) {}
+
+  void on_range_allocated(std::uint64_t address, std::uint64_t bytes);
+  void on_range_freed(std::uint64_t address, std::uint64_t bytes);
+  // Counts what the launch names as resident and decides the evictions that must come before it.
+  // `may_evict` false (the stream is being captured into a graph): counts only.
+  LaunchEviction before_launch(const KernelLaunch& launch, bool may_evict = true);
+  // The eviction decided could not be enqueued: its blocks stay resident.
+  void eviction_failed(const LaunchEviction& decision);
+
+  std::uint64_t resident_bytes() const { return resident_bytes_; }
+  std::uint64_t pending_bytes() const { return pending_bytes_; }
+  const LaunchOrderedStats& stats() const { return stats_; }
+
+ private:
+  struct Block {
+    std::uint64_t capacity = 0;  // bytes of the block in managed ranges
+    bool resident = false;
+    std::uint64_t named_at = 0;  // the launch that named it last
+    std::list<BlockId>::iterator lru;
+  };
+  void make_resident(BlockId id, Block& block);
+  void make_evicted(BlockId id, Block& block);
+  // Least recently named resident blocks not named by launch `now`, covering `bytes`, as ranges
+  // inside managed memory.
+  std::vector<AddressRange> victims(std::uint64_t bytes, std::uint64_t now);
+
+  std::uint64_t limit_, batch_;
+  std::unordered_map<BlockId, Block> blocks_;
+  std::list<BlockId> lru_;                         // resident blocks, least recently named first
+  std::map<std::uint64_t, std::uint64_t> ranges_;  // live managed ranges: address -> bytes
+  std::uint64_t resident_bytes_ = 0;
+  std::uint64_t pending_bytes_ = 0;  // evicted by an eviction the program has not waited for yet
+  std::uint64_t launch_seq_ = 0;
+  std::vector<BlockId> named_;  // scratch, kept to avoid allocating per launch
+  LaunchOrderedStats stats_;
+};
+
+}  // namespace deepum::core

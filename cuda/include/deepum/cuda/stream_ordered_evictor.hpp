@@ -1,0 +1,55 @@
+// StreamOrderedEvictor: holds the resident limit at each launch, on the program's thread, by
+// evictions ordered in the launch's stream (see core::LaunchOrderedResidency for the model).
+//
+// An eviction runs on a stream of deepum's own, after an event recorded in the launch's stream
+// (so after every earlier launch there, the users of the victims included), and the launch's
+// stream waits for its end before the launch that needs the room: the GPU cannot fault in past
+// the limit, however late CUPTI's records come. Streams being captured into a graph are left
+// alone (an event would become a graph node). Victims used by other streams may be faulted back:
+// correct, only slower.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "deepum/core/launch_ordered_residency.hpp"
+
+namespace deepum::cuda {
+
+class StreamOrderedEvictor {
+ public:
+  StreamOrderedEvictor(std::uint64_t limit_bytes, std::uint64_t batch_bytes)
+      : model_(limit_bytes, batch_bytes) {}
+
+  // Creates the stream and events in the current context. Empty on success, else what failed.
+  std::string create();
+
+  // Allocation hooks, any thread.
+  void on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept;
+  void on_range_freed(std::uint64_t address, std::uint64_t bytes) noexcept;
+  // Program threads, inside the launch callback at API entry (before the launch is enqueued):
+  // enqueues what must come before the launch. Returns the ranges it evicted (empty: none, or the
+  // driver refused; the first refusal is logged).
+  std::vector<core::AddressRange> before_launch(const core::KernelLaunch& launch) noexcept;
+
+  core::LaunchOrderedStats stats();
+  std::uint64_t skipped_capturing() const { return skipped_capturing_.load(std::memory_order_relaxed); }
+  std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
+
+ private:
+  bool issue(CUstream stream, const core::LaunchEviction& decision);
+
+  std::mutex mutex_;  // the model, and the order of event records on our stream
+  core::LaunchOrderedResidency model_;
+  CUstream stream_ = nullptr;
+  CUevent program_done_ = nullptr;  // recorded in the launch's stream, waited for by ours
+  CUevent evict_done_ = nullptr;    // recorded on ours after the eviction, waited for by the launch's
+  std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0};
+};
+
+}  // namespace deepum::cuda

@@ -1,0 +1,99 @@
+#include "deepum/cuda/stream_ordered_evictor.hpp"
+
+#include "deepum/core/log.hpp"
+#include "deepum/cuda/driver_functions.hpp"
+#include "deepum/cuda/driver_hint_executor.hpp"
+
+namespace deepum::cuda {
+using namespace driver;
+
+std::string StreamOrderedEvictor::create() {
+  if (stream_create.get() == nullptr || event_create.get() == nullptr || event_record.get() == nullptr ||
+      stream_wait_event.get() == nullptr || stream_is_capturing.get() == nullptr ||
+      prefetch_async.get() == nullptr) {
+    return "the driver lacks cuMemPrefetchAsync or the event functions";
+  }
+  if (CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+    stream_ = nullptr;
+    return describe("cuStreamCreate", r);
+  }
+  if (CUresult r = event_create.get()(&program_done_, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS)
+    return describe("cuEventCreate", r);
+  if (CUresult r = event_create.get()(&evict_done_, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS)
+    return describe("cuEventCreate", r);
+  return {};
+}
+
+void StreamOrderedEvictor::on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept {
+  std::lock_guard lock(mutex_);
+  try {
+    model_.on_range_allocated(address, bytes);
+  } catch (const std::exception&) {
+    // Out of memory for a map node: this range is not counted, nothing else is lost.
+  }
+}
+
+void StreamOrderedEvictor::on_range_freed(std::uint64_t address, std::uint64_t bytes) noexcept {
+  std::lock_guard lock(mutex_);
+  model_.on_range_freed(address, bytes);
+}
+
+bool StreamOrderedEvictor::issue(CUstream stream, const core::LaunchEviction& decision) {
+  CUresult r = CUDA_SUCCESS;
+  if (decision.wait_for_pending) r = stream_wait_event.get()(stream, evict_done_, 0);
+  if (r == CUDA_SUCCESS && !decision.evict.empty()) {
+    CUmemLocation host{};
+    host.type = CU_MEM_LOCATION_TYPE_HOST;
+    r = event_record.get()(program_done_, stream);
+    if (r == CUDA_SUCCESS) r = stream_wait_event.get()(stream_, program_done_, 0);
+    // One call per range: each stays within one allocation, and the batched call refuses some
+    // mixes of sizes; evictions come once per batch of the limit, so the calls are few.
+    for (const core::AddressRange& range : decision.evict) {
+      if (r != CUDA_SUCCESS) break;
+      r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, host, 0, stream_);
+    }
+    if (r == CUDA_SUCCESS) r = event_record.get()(evict_done_, stream_);
+    if (r == CUDA_SUCCESS && decision.wait_for_evict) r = stream_wait_event.get()(stream, evict_done_, 0);
+  }
+  if (r == CUDA_SUCCESS) return true;
+  if (failures_.fetch_add(1, std::memory_order_relaxed) == 0) {
+    core::logger().warn("an eviction before a launch failed ({}); later failures are only counted",
+                        describe("", r));
+  }
+  return false;
+}
+
+std::vector<core::AddressRange> StreamOrderedEvictor::before_launch(
+    const core::KernelLaunch& launch) noexcept {
+  auto* stream = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(launch.stream));
+  bool may_evict = stream_ != nullptr;
+  // The legacy stream is never captured (and asking about it during another thread's global
+  // capture would itself be an error).
+  if (may_evict && stream != nullptr) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS ||
+        status != CU_STREAM_CAPTURE_STATUS_NONE) {
+      skipped_capturing_.fetch_add(1, std::memory_order_relaxed);
+      may_evict = false;
+    }
+  }
+  std::lock_guard lock(mutex_);
+  try {
+    core::LaunchEviction decision = model_.before_launch(launch, may_evict);
+    if (!decision.wait_for_pending && decision.evict.empty()) return {};
+    if (!issue(stream, decision)) {
+      model_.eviction_failed(decision);
+      return {};
+    }
+    return std::move(decision.evict);
+  } catch (const std::exception&) {
+    return {};  // out of memory for the victims' list: this launch evicts nothing
+  }
+}
+
+core::LaunchOrderedStats StreamOrderedEvictor::stats() {
+  std::lock_guard lock(mutex_);
+  return model_.stats();
+}
+
+}  // namespace deepum::cuda
