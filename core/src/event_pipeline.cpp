@@ -111,6 +111,12 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
     stats_.faults += fault->fault_count;
   } else if (const auto* migration = std::get_if<Migration>(&event)) {
     if (recorder) recorder->migration(*migration);
+    if (migration->cause == MigrationCause::deepum_eviction_done) {
+      // deepum's own account: the live estimate dropped the range when the eviction was decided;
+      // only the records in time order need it, and no byte counts as moved twice.
+      if (settled_) settled_->on_migration(*migration);
+      return;
+    }
     residency_.on_migration(*migration);
     if (settled_) settled_->on_migration(*migration);
     if (now > migration->end) migration_delay_us_.add((now - migration->end) / 1000);

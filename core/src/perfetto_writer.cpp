@@ -135,6 +135,8 @@ std::string_view cause_name(MigrationCause cause) {
       return "eviction";
     case MigrationCause::access_counters:
       return "access counters";
+    case MigrationCause::deepum_eviction_done:
+      return "deepum eviction done";
   }
   return "unknown cause";
 }

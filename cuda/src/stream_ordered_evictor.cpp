@@ -19,8 +19,12 @@ std::string StreamOrderedEvictor::create() {
   }
   if (CUresult r = event_create.get()(&program_done_, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS)
     return describe("cuEventCreate", r);
-  if (CUresult r = event_create.get()(&evict_done_, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS)
-    return describe("cuEventCreate", r);
+  for (std::size_t i = 0; i < kEvents; ++i) {
+    CUevent event = nullptr;
+    if (CUresult r = event_create.get()(&event, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS)
+      return describe("cuEventCreate", r);
+    free_events_.push_back(event);
+  }
   return {};
 }
 
@@ -38,10 +42,36 @@ void StreamOrderedEvictor::on_range_freed(std::uint64_t address, std::uint64_t b
   model_.on_range_freed(address, bytes);
 }
 
-bool StreamOrderedEvictor::issue(CUstream stream, const core::LaunchEviction& decision) {
+void StreamOrderedEvictor::reap() {
+  while (!in_flight_.empty() && event_query.get()(in_flight_.front().done) == CUDA_SUCCESS) {
+    for (const core::AddressRange& range : in_flight_.front().ranges) finished_.push_back(range);
+    free_events_.push_back(in_flight_.front().done);
+    in_flight_.pop_front();
+  }
+}
+
+std::vector<core::AddressRange> StreamOrderedEvictor::poll_finished() {
+  std::lock_guard lock(mutex_);
+  reap();
+  return std::exchange(finished_, {});
+}
+
+bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision) {
   CUresult r = CUDA_SUCCESS;
-  if (decision.wait_for_pending) r = stream_wait_event.get()(stream, evict_done_, 0);
+  // The latest eviction, if it has not finished yet, is the one in flight.
+  if (decision.wait_for_pending && !in_flight_.empty())
+    r = stream_wait_event.get()(stream, in_flight_.back().done, 0);
   if (r == CUDA_SUCCESS && !decision.evict.empty()) {
+    if (free_events_.empty()) reap();
+    if (free_events_.empty()) {
+      // Every event marks an eviction the GPU has not reached: the host is that far ahead.
+      // Evicting nothing now; the next launches decide again.
+      skipped_busy_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+  }
+  if (r == CUDA_SUCCESS && !decision.evict.empty()) {
+    CUevent done = free_events_.back();
     CUmemLocation host{};
     host.type = CU_MEM_LOCATION_TYPE_HOST;
     r = event_record.get()(program_done_, stream);
@@ -52,8 +82,12 @@ bool StreamOrderedEvictor::issue(CUstream stream, const core::LaunchEviction& de
       if (r != CUDA_SUCCESS) break;
       r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, host, 0, stream_);
     }
-    if (r == CUDA_SUCCESS) r = event_record.get()(evict_done_, stream_);
-    if (r == CUDA_SUCCESS && decision.wait_for_evict) r = stream_wait_event.get()(stream, evict_done_, 0);
+    if (r == CUDA_SUCCESS) r = event_record.get()(done, stream_);
+    if (r == CUDA_SUCCESS) {
+      free_events_.pop_back();
+      in_flight_.push_back({done, decision.evict});
+    }
+    if (r == CUDA_SUCCESS && decision.wait_for_evict) r = stream_wait_event.get()(stream, done, 0);
   }
   if (r == CUDA_SUCCESS) return true;
   if (failures_.fetch_add(1, std::memory_order_relaxed) == 0) {

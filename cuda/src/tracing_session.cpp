@@ -225,6 +225,10 @@ void worker_loop(Runtime& runtime) {
     }
     attach_block_tracker(runtime);
     const core::Timestamp now = now_ns();
+    if (runtime.evictor) {
+      for (const core::AddressRange& range : runtime.evictor->poll_finished())
+        runtime.pipeline->on_eviction_done(range, now);
+    }
     const auto started = std::chrono::steady_clock::now();
     runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
     runtime.pipeline->record_step_time(static_cast<std::uint64_t>(
@@ -280,6 +284,8 @@ void stop_tracing_at_exit() {
               std::to_string(evictions.launches_over_limit) +
               " launches naming more than the limit leaves, " +
               std::to_string(runtime->evictor->skipped_capturing()) + " skipped (stream capturing), " +
+              std::to_string(runtime->evictor->skipped_busy()) + " skipped (" +
+              std::to_string(StreamOrderedEvictor::kEvents) + " still ahead of the GPU), " +
               std::to_string(runtime->evictor->failures()) + " failures; named by launches at most " +
               core::format_bytes(evictions.peak_bytes);
     }
@@ -288,6 +294,11 @@ void stop_tracing_at_exit() {
               std::to_string(runtime->markers->skipped_capturing()) + " skipped (stream capturing)";
     }
     runtime->session->append_tracing_status(note);
+  }
+  if (runtime->evictor) {
+    const core::Timestamp now = now_ns();
+    for (const core::AddressRange& range : runtime->evictor->poll_finished())
+      runtime->pipeline->on_eviction_done(range, now);
   }
   runtime->pipeline->step(now_ns(), *runtime->executor, runtime->recorder.get(), /*final=*/true);
   if (runtime->recorder) {

@@ -674,3 +674,27 @@ TEST_CASE("evictions before launches: capture, refusals, frees, and launches lar
   model.on_range_allocated(kBase + kMiB, kMiB);
   CHECK(model.resident_bytes() == 2 * kMiB);
 }
+
+TEST_CASE("a finished eviction before a launch leaves the records in time order, with no bytes counted") {
+  constexpr Timestamp kMs = 1'000'000;
+  PipelineOptions options = enforcing(8 * kMiB);
+  options.evicts_before_launches = true;
+  EventPipeline pipeline(options);
+  RecordingExecutor executor;
+  pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 64 * kMiB});
+  pipeline.on_migration(migration(kBase, 8 * kMiB, MigrationDirection::host_to_device, 1 * kMs));
+  // deepum decides an eviction before a launch (the live estimate drops it at once); the driver's
+  // record of it is lost, and deepum's own account of its end stands for it.
+  pipeline.on_hint({Hint::Kind::evict_to_host, 1 * kMs + 500'000, kBase, 8 * kMiB});
+  pipeline.on_eviction_done({kBase, 8 * kMiB}, 2 * kMs);
+  pipeline.on_migration(migration(kBase + 8 * kMiB, 8 * kMiB, MigrationDirection::host_to_device, 3 * kMs));
+  pipeline.step(4 * kMs, executor, nullptr);
+  pipeline.step(EventPipeline::kSettleNs + 10 * kMs, executor, nullptr, true);
+  const PipelineStats stats = pipeline.stats();
+  CHECK(stats.peak_resident_bytes == 8 * kMiB);
+  CHECK(stats.over_limit_ms == 0);
+  CHECK(stats.bytes_to_host == 0);            // nothing the driver reported
+  CHECK(stats.eviction_headroom_bytes == 0);  // no headroom: the evictions before launches hold the limit
+  // The worker evicts nothing itself while the records show residency within the limit.
+  CHECK(executor.evicted.empty());
+}

@@ -121,7 +121,7 @@ struct Sample {
                 0x7000'0000'0000ull,
                 4096,
                 MigrationDirection::device_to_host,
-                MigrationCause::eviction};
+                MigrationCause::deepum_eviction_done};  // the newest cause (1.2)
   RangeEvent allocated{RangeEvent::Kind::allocated, 500, 0x7000'0000'0000ull, 64 * kBlockBytes};
   RangeEvent freed{RangeEvent::Kind::freed, 9'000'500, 0x7000'0000'0000ull, 64 * kBlockBytes};
   Hint prefetch{Hint::Kind::prefetch_to_gpu, 1'500'000, 0x7000'0040'0000ull, 2 * kBlockBytes};
@@ -277,7 +277,7 @@ TEST_CASE("copies and memsets round-trip with their operation, copy kind and byt
 
   const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
   REQUIRE_MESSAGE(result, result.error);
-  CHECK(result.trace->header.minor_version == 1);
+  CHECK(result.trace->header.minor_version == kTraceMinorVersion);
   REQUIRE(result.trace->executions.size() == 3);
   const KernelExecution* expected[] = {&kernel, &copy, &set};
   for (std::size_t i = 0; i < 3; ++i) {
@@ -605,7 +605,7 @@ TEST_CASE("summarize counts records, functions, migrated bytes and faults") {
   REQUIRE_MESSAGE(result, result.error);
   const std::string summary = summarize(*result.trace);
   MESSAGE(summary);
-  CHECK(summary.find("format 1.1") != std::string::npos);
+  CHECK(summary.find("format 1.2") != std::string::npos);
   CHECK(summary.find("device_name: NVIDIA H100 80GB HBM3") != std::string::npos);
   CHECK(summary.find("3 kernel launches, 1 kernel executions, 0 memcpys, 0 memsets, 1 page fault groups, "
                      "2 migrations, 2 range events, 2 hints, 1 resident samples, 1 function names") !=

@@ -136,6 +136,12 @@ class EventPipeline {
   void on_driver_action(const DriverAction& action) { post(action); }
   // deepum discarded dead memory, or evicted before a launch, outside the worker (any thread).
   void on_hint(const Hint& hint) { post(hint); }
+  // An eviction deepum ordered before a launch finished at `time`: the range is on the host (for
+  // the records in time order, which may lack the driver's own record of it).
+  void on_eviction_done(const AddressRange& range, Timestamp time) {
+    post(Migration{time, time, range.address, range.bytes, MigrationDirection::device_to_host,
+                   MigrationCause::deepum_eviction_done});
+  }
   void on_function_name(std::uint64_t function, std::string name);
   // Worker only: the GPU has run every launch on `stream` before `correlation_id`. Applied at the
   // next step, after that step's launches.

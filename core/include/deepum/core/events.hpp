@@ -68,8 +68,20 @@ struct PageFault {
 };
 
 enum class MigrationDirection : std::uint8_t { host_to_device, device_to_host };
-// Why the driver moved the bytes (CUpti_ActivityUnifiedMemoryMigrationCause).
-enum class MigrationCause : std::uint8_t { unknown, user, coherence, prefetch, eviction, access_counters };
+// Why the driver moved the bytes (CUpti_ActivityUnifiedMemoryMigrationCause). One cause is
+// deepum's own: an eviction it ordered before a launch has finished, so the whole range is on the
+// host as of `end`. Needed because CUPTI loses the driver's records of many of those evictions (a
+// streaming test faulted 64 MiB back in with no record of it ever leaving, H100): without it, the
+// records in time order would keep the range resident for good.
+enum class MigrationCause : std::uint8_t {
+  unknown,
+  user,
+  coherence,
+  prefetch,
+  eviction,
+  access_counters,
+  deepum_eviction_done,
+};
 
 // Bytes moved by the driver (CUPTI unified-memory counter, BYTES_TRANSFER_HTOD/DTOH).
 struct Migration {

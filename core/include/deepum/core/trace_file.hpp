@@ -27,7 +27,7 @@ namespace deepum::core {
 
 inline constexpr std::uint32_t kTraceMajorVersion = 1;  // a reader rejects any other major version
 // Newer minors only add, so older readers skip. 1.1: kernel_execution gained operation, copy_kind, bytes.
-inline constexpr std::uint32_t kTraceMinorVersion = 1;
+inline constexpr std::uint32_t kTraceMinorVersion = 2;
 
 // The name of a kernel function, recorded once before the function's first launch.
 struct FunctionName {
