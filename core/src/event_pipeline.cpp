@@ -207,8 +207,9 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   if (settled_) replay_settled(now, final);
   // A policy that evicts also absorbs overshoot with its plans (they evict down to the budget),
   // asynchronously; a synchronous eviction here would only wait behind its queued evictions.
-  if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts())) {
-    if (!options_.evicts_before_launches) learn_headroom();
+  if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts()) &&
+      !options_.evicts_before_launches) {
+    learn_headroom();
     enforce_resident_limit(now, executor, recorder);
   }
   sample_residency(now, executor, recorder);
@@ -338,7 +339,7 @@ void EventPipeline::enforce_resident_limit(Timestamp now, HintExecutor& executor
   // away in its own pool, so that figure never falls (measured on an H200: it stayed at the full
   // footprint while deepum evicted).
   const std::uint64_t resident = residency_.resident_bytes();
-  const std::uint64_t trigger = options_.evicts_before_launches ? limit : limit - std::min(limit, headroom_);
+  const std::uint64_t trigger = limit - std::min(limit, headroom_);
   if (resident <= trigger) return;
   // Evict a batch below the trigger so eviction runs in batches, not per fault.
   const std::uint64_t batch = options_.effective_headroom();

@@ -19,9 +19,11 @@ std::string StreamOrderedEvictor::create() {
   }
   if (CUresult r = event_create.get()(&program_done_, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS)
     return describe("cuEventCreate", r);
+  if (CUresult r = event_create.get()(&anchor_, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
+    return describe("cuEventCreate", r);
   for (std::size_t i = 0; i < kEvents; ++i) {
     CUevent event = nullptr;
-    if (CUresult r = event_create.get()(&event, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS)
+    if (CUresult r = event_create.get()(&event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
       return describe("cuEventCreate", r);
     free_events_.push_back(event);
   }
@@ -44,15 +46,31 @@ void StreamOrderedEvictor::on_range_freed(std::uint64_t address, std::uint64_t b
 
 void StreamOrderedEvictor::reap() {
   while (!in_flight_.empty() && event_query.get()(in_flight_.front().done) == CUDA_SUCCESS) {
-    for (const core::AddressRange& range : in_flight_.front().ranges) finished_.push_back(range);
+    // When it finished: from the anchor on the GPU's clock; else (no anchor yet, or the anchor
+    // recorded after it) the last poll, which it finished after.
+    std::uint64_t time = last_poll_;
+    float ms = 0;
+    if (anchor_time_ != 0 && event_elapsed_time.get() != nullptr &&
+        event_elapsed_time.get()(&ms, anchor_, in_flight_.front().done) == CUDA_SUCCESS && ms >= 0)
+      time = anchor_time_ + static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6);
+    for (const core::AddressRange& range : in_flight_.front().ranges) finished_.emplace_back(range, time);
     free_events_.push_back(in_flight_.front().done);
     in_flight_.pop_front();
   }
 }
 
-std::vector<core::AddressRange> StreamOrderedEvictor::poll_finished() {
+std::vector<std::pair<core::AddressRange, std::uint64_t>> StreamOrderedEvictor::poll_finished(
+    std::uint64_t now) {
   std::lock_guard lock(mutex_);
+  if (anchor_time_ == 0 && stream_ != nullptr) {
+    // Once, on the worker, once the caller's clock (CUPTI's) runs: our stream is idle or nearly,
+    // so the anchor completes within microseconds of `now`.
+    if (event_record.get()(anchor_, stream_) == CUDA_SUCCESS && event_synchronize.get() != nullptr &&
+        event_synchronize.get()(anchor_) == CUDA_SUCCESS)
+      anchor_time_ = now;
+  }
   reap();
+  last_poll_ = now;
   return std::exchange(finished_, {});
 }
 

@@ -226,8 +226,8 @@ void worker_loop(Runtime& runtime) {
     attach_block_tracker(runtime);
     const core::Timestamp now = now_ns();
     if (runtime.evictor) {
-      for (const core::AddressRange& range : runtime.evictor->poll_finished())
-        runtime.pipeline->on_eviction_done(range, now);
+      for (const auto& [range, time] : runtime.evictor->poll_finished(now))
+        runtime.pipeline->on_eviction_done(range, time);
     }
     const auto started = std::chrono::steady_clock::now();
     runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
@@ -296,9 +296,8 @@ void stop_tracing_at_exit() {
     runtime->session->append_tracing_status(note);
   }
   if (runtime->evictor) {
-    const core::Timestamp now = now_ns();
-    for (const core::AddressRange& range : runtime->evictor->poll_finished())
-      runtime->pipeline->on_eviction_done(range, now);
+    for (const auto& [range, time] : runtime->evictor->poll_finished(now_ns()))
+      runtime->pipeline->on_eviction_done(range, time);
   }
   runtime->pipeline->step(now_ns(), *runtime->executor, runtime->recorder.get(), /*final=*/true);
   if (runtime->recorder) {

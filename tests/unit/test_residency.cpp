@@ -695,6 +695,6 @@ TEST_CASE("a finished eviction before a launch leaves the records in time order,
   CHECK(stats.over_limit_ms == 0);
   CHECK(stats.bytes_to_host == 0);            // nothing the driver reported
   CHECK(stats.eviction_headroom_bytes == 0);  // no headroom: the evictions before launches hold the limit
-  // The worker evicts nothing itself while the records show residency within the limit.
+  // The worker evicts nothing itself: the evictions before launches hold the limit.
   CHECK(executor.evicted.empty());
 }

@@ -36,8 +36,8 @@ struct PipelineOptions {
   // enforcing, new ranges are placed on the host first, so residency is counted from migrations.
   bool enforce_resident_limit = false;
   // Evictions ordered in the program's streams hold the limit (StreamOrderedEvictor); the worker
-  // then evicts only when the records show residency past the limit itself (memory no launch
-  // named), without headroom.
+  // evicts nothing then: its estimate, from records up to seconds late, would only evict blocks
+  // unordered with the launches that use them (measured: a streaming test refaulted them).
   bool evicts_before_launches = false;
 
   // The headroom kept at first: at least a tenth of the limit (faults keep arriving while an

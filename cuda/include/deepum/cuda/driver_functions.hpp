@@ -17,6 +17,10 @@ inline RealFunction<decltype(&::cuMemDiscardBatchAsync)> discard_batch{"cuMemDis
                                                                        Library::libcuda};
 inline RealFunction<decltype(&::cuEventCreate)> event_create{"cuEventCreate", Library::libcuda};
 inline RealFunction<decltype(&::cuEventQuery)> event_query{"cuEventQuery", Library::libcuda};
+inline RealFunction<decltype(&::cuEventSynchronize)> event_synchronize{"cuEventSynchronize",
+                                                                       Library::libcuda};
+inline RealFunction<decltype(&::cuEventElapsedTime_v2)> event_elapsed_time{"cuEventElapsedTime_v2",
+                                                                           Library::libcuda};
 inline RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Library::libcuda};
 inline RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
 inline RealFunction<decltype(&::cuMemAdvise_v2)> mem_advise{"cuMemAdvise_v2", Library::libcuda};

@@ -38,9 +38,10 @@ class StreamOrderedEvictor {
   // driver refused; the first refusal is logged).
   std::vector<core::AddressRange> before_launch(const core::KernelLaunch& launch) noexcept;
 
-  // Worker: the evictions that finished since the last call, oldest first (CUPTI loses many of
-  // the driver's records of them; the caller accounts for them itself).
-  std::vector<core::AddressRange> poll_finished();
+  // Worker: the evictions that finished since the last call, oldest first, each with when it
+  // finished on the clock of `now` (CUPTI loses many of the driver's records of them; the caller
+  // accounts for them itself). The first call sets the clock's origin.
+  std::vector<std::pair<core::AddressRange, std::uint64_t>> poll_finished(std::uint64_t now);
 
   core::LaunchOrderedStats stats();
   std::uint64_t skipped_capturing() const { return skipped_capturing_.load(std::memory_order_relaxed); }
@@ -70,7 +71,13 @@ class StreamOrderedEvictor {
   CUevent program_done_ = nullptr;  // recorded in the launch's stream, waited for by ours
   std::vector<CUevent> free_events_;
   std::deque<InFlight> in_flight_;  // in the order issued on our stream (which is their end order)
-  std::vector<core::AddressRange> finished_;
+  std::vector<std::pair<core::AddressRange, std::uint64_t>> finished_;  // with their end times
+  // An event on our stream whose time on the caller's clock is known: the ends of evictions are
+  // timed from it on the GPU's clock (the worker sees them up to milliseconds later, while the
+  // next launch is already faulting memory in).
+  CUevent anchor_ = nullptr;
+  std::uint64_t anchor_time_ = 0;  // 0: not set yet
+  std::uint64_t last_poll_ = 0;
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0};
 };
 
