@@ -21,6 +21,10 @@ std::string StreamOrderedEvictor::create() {
     return describe("cuEventCreate", r);
   if (CUresult r = event_create.get()(&anchor_, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
     return describe("cuEventCreate", r);
+  if (CUresult r = stream_create.get()(&anchor_stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+    anchor_stream_ = nullptr;
+    return describe("cuStreamCreate", r);
+  }
   for (std::size_t i = 0; i < kEvents; ++i) {
     CUevent event = nullptr;
     if (CUresult r = event_create.get()(&event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
@@ -46,8 +50,8 @@ void StreamOrderedEvictor::on_range_freed(std::uint64_t address, std::uint64_t b
 
 void StreamOrderedEvictor::reap() {
   while (!in_flight_.empty() && event_query.get()(in_flight_.front().done) == CUDA_SUCCESS) {
-    // When it finished: from the anchor on the GPU's clock; else (no anchor yet, or the anchor
-    // recorded after it) the last poll, which it finished after.
+    // When it finished: from the anchor on the GPU's clock; else (no anchor, or it finished
+    // before the anchor) this poll, which is later than it finished.
     std::uint64_t time = last_poll_;
     float ms = 0;
     if (anchor_time_ != 0 && event_elapsed_time.get() != nullptr &&
@@ -62,15 +66,16 @@ void StreamOrderedEvictor::reap() {
 std::vector<std::pair<core::AddressRange, std::uint64_t>> StreamOrderedEvictor::poll_finished(
     std::uint64_t now) {
   std::lock_guard lock(mutex_);
-  if (anchor_time_ == 0 && stream_ != nullptr) {
-    // Once, on the worker, once the caller's clock (CUPTI's) runs: our stream is idle or nearly,
-    // so the anchor completes within microseconds of `now`.
-    if (event_record.get()(anchor_, stream_) == CUDA_SUCCESS && event_synchronize.get() != nullptr &&
+  if (anchor_time_ == 0 && anchor_stream_ != nullptr) {
+    // Once, on the worker, once the caller's clock (CUPTI's) runs, on a stream of its own that
+    // is idle (ours may hold evictions waiting for the program): the anchor completes within
+    // microseconds of `now`.
+    if (event_record.get()(anchor_, anchor_stream_) == CUDA_SUCCESS && event_synchronize.get() != nullptr &&
         event_synchronize.get()(anchor_) == CUDA_SUCCESS)
       anchor_time_ = now;
   }
-  reap();
   last_poll_ = now;
+  reap();
   return std::exchange(finished_, {});
 }
 

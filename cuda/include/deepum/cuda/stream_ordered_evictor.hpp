@@ -76,7 +76,8 @@ class StreamOrderedEvictor {
   // timed from it on the GPU's clock (the worker sees them up to milliseconds later, while the
   // next launch is already faulting memory in).
   CUevent anchor_ = nullptr;
-  std::uint64_t anchor_time_ = 0;  // 0: not set yet
+  CUstream anchor_stream_ = nullptr;  // idle: the anchor is not queued behind evictions
+  std::uint64_t anchor_time_ = 0;     // 0: not set yet
   std::uint64_t last_poll_ = 0;
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0};
 };
