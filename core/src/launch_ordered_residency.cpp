@@ -6,85 +6,73 @@ namespace deepum::core {
 
 void LaunchOrderedResidency::on_range_allocated(std::uint64_t address, std::uint64_t bytes) {
   if (bytes == 0) return;
-  ranges_[address] = bytes;
-  for_each_block_of({address, bytes}, [&](BlockId id) {
-    const std::uint64_t lo = std::max(address, block_base(id));
-    const std::uint64_t hi = std::min(address + bytes, block_base(id) + kBlockBytes);
-    Block& block = blocks_[id];
-    block.capacity += hi - lo;
-    // A block already resident for a neighbour counts whole: the superset stays a superset.
-    if (block.resident) resident_bytes_ += hi - lo;
-  });
+  Range& range = ranges_[address];
+  range.address = address;
+  range.bytes = bytes;
+  range.blocks.assign(block_of(address + bytes - 1) - block_of(address) + 1, Block{});
 }
 
-void LaunchOrderedResidency::on_range_freed(std::uint64_t address, std::uint64_t bytes) {
-  if (ranges_.erase(address) == 0) return;
-  for_each_block_of({address, bytes}, [&](BlockId id) {
-    auto it = blocks_.find(id);
-    if (it == blocks_.end()) return;
-    Block& block = it->second;
-    const std::uint64_t lo = std::max(address, block_base(id));
-    const std::uint64_t hi = std::min(address + bytes, block_base(id) + kBlockBytes);
-    const std::uint64_t overlap = std::min(hi - lo, block.capacity);
-    if (block.resident) resident_bytes_ -= overlap;
-    block.capacity -= overlap;
-    if (block.capacity == 0) {
-      if (block.resident) lru_.erase(block.lru);
-      blocks_.erase(it);
-    }
-  });
+void LaunchOrderedResidency::on_range_freed(std::uint64_t address) {
+  auto it = ranges_.find(address);
+  if (it == ranges_.end()) return;
+  for (std::size_t index = 0; index < it->second.blocks.size(); ++index) make_evicted(it->second, index);
+  ranges_.erase(it);
 }
 
-void LaunchOrderedResidency::make_resident(BlockId id, Block& block) {
+AddressRange LaunchOrderedResidency::part(const Range& range, std::size_t index) {
+  const BlockId id = block_of(range.address) + index;
+  const std::uint64_t lo = std::max(range.address, block_base(id));
+  const std::uint64_t hi = std::min(range.address + range.bytes, block_base(id) + kBlockBytes);
+  return {lo, hi - lo};
+}
+
+void LaunchOrderedResidency::make_resident(Range& range, std::size_t index) {
+  Block& block = range.blocks[index];
   if (block.resident) {
     lru_.splice(lru_.end(), lru_, block.lru);  // most recently named now; no allocation
     return;
   }
   block.resident = true;
-  block.lru = lru_.insert(lru_.end(), id);
-  resident_bytes_ += block.capacity;
+  block.lru = lru_.insert(lru_.end(), {&range, index});
+  resident_bytes_ += part(range, index).bytes;
 }
 
-void LaunchOrderedResidency::make_evicted(BlockId, Block& block) {
+void LaunchOrderedResidency::make_evicted(Range& range, std::size_t index) {
+  Block& block = range.blocks[index];
   if (!block.resident) return;
   block.resident = false;
   lru_.erase(block.lru);
-  resident_bytes_ -= block.capacity;
+  resident_bytes_ -= part(range, index).bytes;
 }
 
 std::vector<AddressRange> LaunchOrderedResidency::victims(std::uint64_t bytes, std::uint64_t now) {
-  std::vector<BlockId> chosen;
+  std::vector<LruEntry> chosen;
   std::uint64_t covered = 0;
-  for (BlockId id : lru_) {
-    if (covered >= bytes) break;
-    const Block& block = blocks_.at(id);
-    if (block.named_at == now) continue;  // the launch about to run needs it
-    chosen.push_back(id);
-    covered += block.capacity;
+  for (auto it = lru_.begin(); it != lru_.end() && covered < bytes;) {
+    const LruEntry entry = *it++;  // advanced first: make_evicted erases this entry
+    auto [range, index] = entry;
+    if (range->blocks[index].named_at == now) continue;  // the launch about to run needs it
+    chosen.push_back(entry);
+    covered += part(*range, index).bytes;
+    make_evicted(*range, index);
   }
-  std::sort(chosen.begin(), chosen.end());
-  // Each block's parts inside managed ranges; neighbours merge within one range (an eviction call
-  // may not span two allocations).
-  std::vector<AddressRange> ranges;
-  std::uint64_t last_range = UINT64_MAX;
-  for (BlockId id : chosen) {
-    const std::uint64_t lo = block_base(id), hi = lo + kBlockBytes;
-    auto it = ranges_.upper_bound(lo);
-    if (it != ranges_.begin()) --it;
-    for (; it != ranges_.end() && it->first < hi; ++it) {
-      const std::uint64_t start = std::max(lo, it->first), end = std::min(hi, it->first + it->second);
-      if (start >= end) continue;
-      if (!ranges.empty() && last_range == it->first &&
-          ranges.back().address + ranges.back().bytes == start) {
-        ranges.back().bytes += end - start;
-      } else {
-        ranges.push_back({start, end - start});
-        last_range = it->first;
-      }
+  // In address order, neighbours merged within one range (an eviction call may not span two
+  // allocations).
+  std::sort(chosen.begin(), chosen.end(), [](const LruEntry& a, const LruEntry& b) {
+    return part(*a.first, a.second).address < part(*b.first, b.second).address;
+  });
+  std::vector<AddressRange> merged;
+  const Range* last_range = nullptr;
+  for (auto [range, index] : chosen) {
+    const AddressRange victim = part(*range, index);
+    if (range == last_range && merged.back().address + merged.back().bytes == victim.address) {
+      merged.back().bytes += victim.bytes;
+    } else {
+      merged.push_back(victim);
+      last_range = range;
     }
-    make_evicted(id, blocks_.at(id));
   }
-  return ranges;
+  return merged;
 }
 
 LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch, bool may_evict) {
@@ -95,23 +83,25 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
   std::uint64_t new_bytes = 0;
   for (std::size_t i = 0; i < launch.pointer_count; ++i) {
     const std::uint64_t pointer = launch.pointers[i];
-    std::uint64_t end = pointer + launch.extents[i];
-    if (launch.extents[i] == 0) {
-      // Tensor size unknown (no allocator inside the program to follow): to the end of its
-      // allocation, which is the buffer itself for a program calling cudaMalloc per buffer.
-      auto range = ranges_.upper_bound(pointer);
-      if (range == ranges_.begin()) continue;
-      --range;
-      if (pointer >= range->first + range->second) continue;
-      end = range->first + range->second;
+    auto it = ranges_.upper_bound(pointer);
+    if (it == ranges_.begin()) continue;
+    --it;
+    Range& range = it->second;
+    const std::uint64_t range_end = it->first + range.bytes;
+    if (pointer >= range_end) continue;  // not managed memory
+    // Tensor size unknown (no allocator inside the program to follow): to the end of its
+    // allocation, which is the buffer itself for a program calling cudaMalloc per buffer.
+    const std::uint64_t end =
+        launch.extents[i] != 0 ? std::min(range_end, pointer + launch.extents[i]) : range_end;
+    const std::size_t first = block_of(pointer) - block_of(it->first);
+    const std::size_t last = block_of(end - 1) - block_of(it->first);
+    for (std::size_t index = first; index <= last; ++index) {
+      Block& block = range.blocks[index];
+      if (block.named_at == now) continue;
+      block.named_at = now;
+      if (!block.resident) new_bytes += part(range, index).bytes;
+      named_.emplace_back(&range, index);
     }
-    for_each_block_of({pointer, end - pointer}, [&](BlockId id) {
-      auto it = blocks_.find(id);
-      if (it == blocks_.end() || it->second.named_at == now) return;
-      it->second.named_at = now;
-      if (!it->second.resident) new_bytes += it->second.capacity;
-      named_.push_back(id);
-    });
   }
 
   LaunchEviction decision;
@@ -139,7 +129,7 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
     stats_.evicted_bytes += pending_bytes_;
   }
   if (!decision.evict.empty()) ++stats_.evictions;
-  for (BlockId id : named_) make_resident(id, blocks_.at(id));
+  for (auto [range, index] : named_) make_resident(*range, index);
   if (resident_bytes_ > limit_) ++stats_.launches_over_limit;
   stats_.peak_bytes = std::max(stats_.peak_bytes, resident_bytes_ + pending_bytes_);
   return decision;
@@ -147,13 +137,18 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
 
 void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
   std::uint64_t restored = 0;
-  for (const AddressRange& range : decision.evict) {
-    for_each_block_of(range, [&](BlockId id) {
-      auto it = blocks_.find(id);
-      if (it == blocks_.end() || it->second.resident) return;
-      make_resident(id, it->second);
-      restored += it->second.capacity;
-    });
+  for (const AddressRange& evicted : decision.evict) {
+    auto it = ranges_.upper_bound(evicted.address);
+    if (it == ranges_.begin()) continue;
+    --it;
+    for (std::size_t index = block_of(evicted.address) - block_of(it->first);
+         index <= block_of(evicted.address + evicted.bytes - 1) - block_of(it->first) &&
+         index < it->second.blocks.size();
+         ++index) {
+      if (it->second.blocks[index].resident) continue;
+      make_resident(it->second, index);
+      restored += part(it->second, index).bytes;
+    }
   }
   if (!decision.wait_for_evict) pending_bytes_ -= std::min(pending_bytes_, restored);
   stats_.evicted_bytes -= std::min(stats_.evicted_bytes, restored);

@@ -43,9 +43,9 @@ void StreamOrderedEvictor::on_range_allocated(std::uint64_t address, std::uint64
   }
 }
 
-void StreamOrderedEvictor::on_range_freed(std::uint64_t address, std::uint64_t bytes) noexcept {
+void StreamOrderedEvictor::on_range_freed(std::uint64_t address) noexcept {
   std::lock_guard lock(mutex_);
-  model_.on_range_freed(address, bytes);
+  model_.on_range_freed(address);
 }
 
 void StreamOrderedEvictor::reap() {

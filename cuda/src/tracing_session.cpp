@@ -537,7 +537,7 @@ void note_range_allocated(core::Session& session, std::uint64_t address, std::ui
 
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
   if (Runtime* runtime = g_runtime.load(std::memory_order_acquire); runtime && runtime->evictor)
-    runtime->evictor->on_range_freed(address, bytes);
+    runtime->evictor->on_range_freed(address);
   if (EventPipeline* pipeline = session.pipeline()) {
     pipeline->on_range({core::RangeEvent::Kind::freed, now_ns(), address, bytes});
   }

@@ -645,7 +645,7 @@ TEST_CASE("evictions before launches: capture, refusals, frees, and launches lar
   CHECK(model.resident_bytes() == 3 * kMiB);  // two blocks, 2 + 1 MiB of them managed
   model.before_launch(launch_naming(0x1000, 4096));
   CHECK(model.resident_bytes() == 3 * kMiB);
-  model.on_range_freed(kBase + 100 * kMiB, 3 * kMiB);
+  model.on_range_freed(kBase + 100 * kMiB);
   model.before_launch(launch_naming(kBase + kMiB, kMiB));
   CHECK(model.resident_bytes() == 2 * kMiB);
   // While the stream is captured nothing is evicted: counted only.
@@ -665,14 +665,23 @@ TEST_CASE("evictions before launches: capture, refusals, frees, and launches lar
   CHECK(model.resident_bytes() == 24 * kMiB);
   CHECK(model.stats().evictions == 0);
   // Freeing a range forgets its blocks, resident or not.
-  model.on_range_freed(kBase, 64 * kMiB);
+  model.on_range_freed(kBase);
   CHECK(model.resident_bytes() == 0);
-  // A new range sharing a resident block counts with it.
+  // Two ranges sharing a block: each part counts once named, and each is evicted within its own
+  // allocation (an eviction call may not span two).
   model.on_range_allocated(kBase, kMiB);
   model.before_launch(launch_naming(kBase, kMiB));
   CHECK(model.resident_bytes() == kMiB);
   model.on_range_allocated(kBase + kMiB, kMiB);
+  CHECK(model.resident_bytes() == kMiB);
+  model.before_launch(launch_naming(kBase + kMiB, kMiB));
   CHECK(model.resident_bytes() == 2 * kMiB);
+  model.on_range_allocated(kBase + 2 * kMiB, 16 * kMiB);
+  const LaunchEviction both = model.before_launch(launch_naming(kBase + 2 * kMiB, 16 * kMiB));
+  REQUIRE(both.evict.size() == 2);
+  CHECK(both.evict[0] == AddressRange{kBase, kMiB});
+  CHECK(both.evict[1] == AddressRange{kBase + kMiB, kMiB});
+  CHECK(model.resident_bytes() == 16 * kMiB);
 }
 
 TEST_CASE("a finished eviction before a launch leaves the records in time order, with no bytes counted") {

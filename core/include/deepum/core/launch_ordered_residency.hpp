@@ -8,14 +8,15 @@
 // stream runs in order: an eviction enqueued before a launch is done before that launch faults
 // anything in. The model counts every 2 MB block a launch names as resident from then on (a
 // superset of what the driver migrates: it faults in within the blocks touched) until deepum
-// evicts it. A pointer names its tensor (KernelLaunch::extents), or where no size is known, the
-// rest of its allocation. Pure C++; one lock, held by the caller across decision and issue.
+// evicts it (in a block two allocations share, each part apart). A pointer names its tensor
+// (KernelLaunch::extents), or where no size is known, the rest of its allocation. Pure C++; one lock, held by
+// the caller across decision and issue.
 #pragma once
 
 #include <cstdint>
 #include <list>
 #include <map>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "deepum/core/events.hpp"
@@ -51,7 +52,7 @@ class LaunchOrderedResidency {
       : limit_(limit_bytes), batch_(std::min(batch_bytes, limit_bytes / 2)) {}
 
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes);
-  void on_range_freed(std::uint64_t address, std::uint64_t bytes);
+  void on_range_freed(std::uint64_t address);  // the address it was allocated at
   // Counts what the launch names as resident and decides the evictions that must come before it.
   // `may_evict` false (the stream is being captured into a graph): counts only.
   LaunchEviction before_launch(const KernelLaunch& launch, bool may_evict = true);
@@ -63,26 +64,34 @@ class LaunchOrderedResidency {
   const LaunchOrderedStats& stats() const { return stats_; }
 
  private:
+  // A range's part of one 2 MB block (a block two ranges share has a part in each). Kept per range
+  // in a vector, so a launch's tensor is one map lookup and a walk over consecutive parts: the
+  // launch callback runs this on every launch.
+  struct Range;
+  using LruEntry = std::pair<Range*, std::size_t>;  // (range, index of the part)
   struct Block {
-    std::uint64_t capacity = 0;  // bytes of the block in managed ranges
     bool resident = false;
     std::uint64_t named_at = 0;  // the launch that named it last
-    std::list<BlockId>::iterator lru;
+    std::list<LruEntry>::iterator lru;
   };
-  void make_resident(BlockId id, Block& block);
-  void make_evicted(BlockId id, Block& block);
-  // Least recently named resident blocks not named by launch `now`, covering `bytes`, as ranges
-  // inside managed memory.
+  struct Range {
+    std::uint64_t address = 0, bytes = 0;
+    std::vector<Block> blocks;  // by block, from the one holding `address`; never resized
+  };
+  static AddressRange part(const Range& range, std::size_t index);
+  void make_resident(Range& range, std::size_t index);
+  void make_evicted(Range& range, std::size_t index);
+  // Least recently named resident parts not named by launch `now`, covering `bytes`, merged into
+  // address ranges within one allocation each.
   std::vector<AddressRange> victims(std::uint64_t bytes, std::uint64_t now);
 
   std::uint64_t limit_, batch_;
-  std::unordered_map<BlockId, Block> blocks_;
-  std::list<BlockId> lru_;                         // resident blocks, least recently named first
-  std::map<std::uint64_t, std::uint64_t> ranges_;  // live managed ranges: address -> bytes
+  std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
+  std::list<LruEntry> lru_;                // resident parts, least recently named first
   std::uint64_t resident_bytes_ = 0;
   std::uint64_t pending_bytes_ = 0;  // evicted by an eviction the program has not waited for yet
   std::uint64_t launch_seq_ = 0;
-  std::vector<BlockId> named_;  // scratch, kept to avoid allocating per launch
+  std::vector<LruEntry> named_;  // scratch, kept to avoid allocating per launch
   LaunchOrderedStats stats_;
 };
 

@@ -32,7 +32,7 @@ class StreamOrderedEvictor {
 
   // Allocation hooks, any thread.
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept;
-  void on_range_freed(std::uint64_t address, std::uint64_t bytes) noexcept;
+  void on_range_freed(std::uint64_t address) noexcept;
   // Program threads, inside the launch callback at API entry (before the launch is enqueued):
   // enqueues what must come before the launch. Returns the ranges it evicted (empty: none, or the
   // driver refused; the first refusal is logged).
