@@ -136,8 +136,13 @@ CUresult release(InterceptedApi api, CUdeviceptr dptr, ReleaseManaged&& release_
   return session->allocations().free(
       api, static_cast<std::uintptr_t>(dptr), driver::kCodes,
       [&](const ManagedRange& range) {
+        cuda::note_range_freeing(range.base, range.bytes, /*freed=*/true);
         const CUresult result = release_managed(range);
-        if (result == CUDA_SUCCESS) cuda::note_range_freed(*session, range.base, range.bytes);
+        if (result == CUDA_SUCCESS) {
+          cuda::note_range_freed(*session, range.base, range.bytes);
+        } else {
+          cuda::note_range_freeing(range.base, range.bytes, /*freed=*/false);
+        }
         return result;
       },
       std::forward<PassThrough>(pass_through));

@@ -90,8 +90,13 @@ cudaError_t release(InterceptedApi api, void* ptr, ReleaseManaged&& release_mana
   return session->allocations().free(
       api, reinterpret_cast<std::uintptr_t>(ptr), kCodes,
       [&](const ManagedRange& range) {
+        cuda::note_range_freeing(range.base, range.bytes, /*freed=*/true);
         const cudaError_t error = release_managed(range);
-        if (error == cudaSuccess) cuda::note_range_freed(*session, range.base, range.bytes);
+        if (error == cudaSuccess) {
+          cuda::note_range_freed(*session, range.base, range.bytes);
+        } else {
+          cuda::note_range_freeing(range.base, range.bytes, /*freed=*/false);
+        }
         return error;
       },
       std::forward<PassThrough>(pass_through));

@@ -6,6 +6,9 @@ namespace deepum::core {
 
 void LaunchOrderedResidency::on_range_allocated(std::uint64_t address, std::uint64_t bytes) {
   if (bytes == 0) return;
+  // A range still recorded at this address (its free not told yet): forgotten first, so that no
+  // LRU entry points into blocks that are replaced.
+  on_range_freed(address);
   Range& range = ranges_[address];
   range.address = address;
   range.bytes = bytes;
@@ -117,8 +120,9 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
     // Still over: evict a batch below the limit, and the launch waits for it.
     const std::uint64_t before = resident_bytes_;
     decision.evict = victims(projected - (limit_ - batch_), now);
-    decision.wait_for_evict = true;
-    ++stats_.waited_evictions;
+    // Nothing to evict (the launch names every resident block): nothing to wait for.
+    decision.wait_for_evict = !decision.evict.empty();
+    if (decision.wait_for_evict) ++stats_.waited_evictions;
     stats_.evicted_bytes += before - resident_bytes_;
   } else if (may_evict && pending_bytes_ == 0 && projected > limit_ - batch_) {
     // Within a batch of the limit: evict a batch alongside the program, waited for only when the

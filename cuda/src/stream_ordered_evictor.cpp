@@ -10,7 +10,7 @@ using namespace driver;
 std::string StreamOrderedEvictor::create() {
   if (stream_create.get() == nullptr || event_create.get() == nullptr || event_record.get() == nullptr ||
       stream_wait_event.get() == nullptr || stream_is_capturing.get() == nullptr ||
-      prefetch_async.get() == nullptr) {
+      event_query.get() == nullptr || prefetch_async.get() == nullptr) {
     return "the driver lacks cuMemPrefetchAsync or the event functions";
   }
   if (CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {

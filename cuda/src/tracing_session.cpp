@@ -535,9 +535,17 @@ void note_range_allocated(core::Session& session, std::uint64_t address, std::ui
   pipeline->on_range({core::RangeEvent::Kind::allocated, now_ns(), address, bytes});
 }
 
-void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
-  if (Runtime* runtime = g_runtime.load(std::memory_order_acquire); runtime && runtime->evictor)
+void note_range_freeing(std::uint64_t address, std::uint64_t bytes, bool freed) {
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime == nullptr || !runtime->evictor) return;
+  if (freed) {
     runtime->evictor->on_range_freed(address);
+  } else {
+    runtime->evictor->on_range_allocated(address, bytes);
+  }
+}
+
+void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
   if (EventPipeline* pipeline = session.pipeline()) {
     pipeline->on_range({core::RangeEvent::Kind::freed, now_ns(), address, bytes});
   }

@@ -707,3 +707,30 @@ TEST_CASE("a finished eviction before a launch leaves the records in time order,
   // The worker evicts nothing itself: the evictions before launches hold the limit.
   CHECK(executor.evicted.empty());
 }
+
+TEST_CASE("evictions before launches: an address allocated again before its free was told") {
+  LaunchOrderedResidency model(8 * kMiB, 2 * kMiB);
+  model.on_range_allocated(kBase, 8 * kMiB);
+  model.before_launch(launch_naming(kBase, 8 * kMiB));
+  CHECK(model.resident_bytes() == 8 * kMiB);
+  // The same address handed out again: the old range's blocks are forgotten, none left counted.
+  model.on_range_allocated(kBase, 4 * kMiB);
+  CHECK(model.resident_bytes() == 0);
+  model.before_launch(launch_naming(kBase, 4 * kMiB));
+  model.on_range_allocated(kBase + 4 * kMiB, 8 * kMiB);
+  // Room for the new range is made from the live one only (under ASan: no stale entry is read).
+  const LaunchEviction decision = model.before_launch(launch_naming(kBase + 4 * kMiB, 8 * kMiB));
+  REQUIRE(decision.evict.size() == 1);
+  CHECK(decision.evict[0] == AddressRange{kBase, 4 * kMiB});
+  CHECK(model.resident_bytes() == 8 * kMiB);
+  // A launch that names every resident block and still passes the limit evicts nothing and waits
+  // for nothing.
+  KernelLaunch both = launch_naming(kBase, 4 * kMiB);
+  both.pointer_count = 2;
+  both.pointers[1] = kBase + 4 * kMiB;
+  both.extents[1] = 8 * kMiB;
+  const LaunchEviction over = model.before_launch(both);
+  CHECK(over.evict.empty());
+  CHECK_FALSE(over.wait_for_evict);
+  CHECK(model.stats().waited_evictions == model.stats().evictions);
+}

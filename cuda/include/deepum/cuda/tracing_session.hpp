@@ -17,6 +17,10 @@ void start_tracing(core::Session& session);
 
 // Allocation hooks report the ranges deepum made or freed.
 void note_range_allocated(core::Session& session, std::uint64_t address, std::uint64_t bytes);
+// Before the range goes back to the driver: once it has, another thread may be handed the same
+// address, and the evictions before launches must not confuse the two. `freed` false (the driver
+// refused the free) puts the range back.
+void note_range_freeing(std::uint64_t address, std::uint64_t bytes, bool freed);
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes);
 
 // In the child after fork(): the parent's tracer and worker are not the child's.
