@@ -207,8 +207,7 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   if (settled_) replay_settled(now, final);
   // A policy that evicts also absorbs overshoot with its plans (they evict down to the budget),
   // asynchronously; a synchronous eviction here would only wait behind its queued evictions.
-  if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts()) &&
-      !options_.evicts_before_launches) {
+  if (evicts_from_records_) {
     learn_headroom();
     enforce_resident_limit(now, executor, recorder);
   }

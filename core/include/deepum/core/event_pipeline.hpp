@@ -116,10 +116,10 @@ class EventPipeline {
       : options_(options),
         residency_(/*faults_make_resident=*/!options.enforce_resident_limit),
         headroom_(options.effective_headroom()),
-        policy_(std::move(policy)) {
-    if (options_.enforce_resident_limit && (!policy_ || !policy_->evicts()) &&
-        !options_.evicts_before_launches)
-      stats_.eviction_headroom_bytes = headroom_;
+        policy_(std::move(policy)),
+        evicts_from_records_(options_.enforce_resident_limit && (!policy_ || !policy_->evicts()) &&
+                             !options_.evicts_before_launches) {
+    if (evicts_from_records_) stats_.eviction_headroom_bytes = headroom_;
     if (options_.enforce_resident_limit) settled_.emplace(options_.resident_limit_bytes, kSettleNs);
   }
 
@@ -216,6 +216,9 @@ class EventPipeline {
     std::vector<BlockId> faulted;
   };
   std::unique_ptr<HintPolicy> policy_;
+  // The worker holds the limit itself, from the records (not a policy's plans, nor evictions
+  // ordered before launches).
+  bool evicts_from_records_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> progress_;    // (stream, correlation id)
   std::deque<Completion> completions_;                               // in arrival order
   std::unordered_map<std::uint64_t, std::size_t> completion_index_;  // correlation id -> sequence
