@@ -78,35 +78,52 @@ std::vector<AddressRange> LaunchOrderedResidency::victims(std::uint64_t bytes, s
   return merged;
 }
 
+std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now) {
+  auto it = ranges_.upper_bound(pointer);
+  if (it == ranges_.begin()) return 0;
+  --it;
+  Range& range = it->second;
+  const std::uint64_t range_end = it->first + range.bytes;
+  if (pointer >= range_end) return 0;  // not managed memory
+  // Tensor size unknown (no allocator inside the program to follow): to the end of its
+  // allocation, which is the buffer itself for a program calling cudaMalloc per buffer.
+  const std::uint64_t end = extent != 0 ? std::min(range_end, pointer + extent) : range_end;
+  const std::size_t first = block_of(pointer) - block_of(it->first);
+  const std::size_t last = block_of(end - 1) - block_of(it->first);
+  std::uint64_t new_bytes = 0;
+  for (std::size_t index = first; index <= last; ++index) {
+    Block& block = range.blocks[index];
+    if (block.named_at == now) continue;
+    block.named_at = now;
+    if (!block.resident) new_bytes += part(range, index).bytes;
+    named_.emplace_back(&range, index);
+  }
+  return new_bytes;
+}
+
 LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch, bool may_evict) {
   const std::uint64_t now = ++launch_seq_;
-  ++stats_.launches;
-  // The blocks the launch names, each once, and the bytes not yet counted.
   named_.clear();
   std::uint64_t new_bytes = 0;
-  for (std::size_t i = 0; i < launch.pointer_count; ++i) {
-    const std::uint64_t pointer = launch.pointers[i];
-    auto it = ranges_.upper_bound(pointer);
-    if (it == ranges_.begin()) continue;
-    --it;
-    Range& range = it->second;
-    const std::uint64_t range_end = it->first + range.bytes;
-    if (pointer >= range_end) continue;  // not managed memory
-    // Tensor size unknown (no allocator inside the program to follow): to the end of its
-    // allocation, which is the buffer itself for a program calling cudaMalloc per buffer.
-    const std::uint64_t end =
-        launch.extents[i] != 0 ? std::min(range_end, pointer + launch.extents[i]) : range_end;
-    const std::size_t first = block_of(pointer) - block_of(it->first);
-    const std::size_t last = block_of(end - 1) - block_of(it->first);
-    for (std::size_t index = first; index <= last; ++index) {
-      Block& block = range.blocks[index];
-      if (block.named_at == now) continue;
-      block.named_at = now;
-      if (!block.resident) new_bytes += part(range, index).bytes;
-      named_.emplace_back(&range, index);
-    }
-  }
+  for (std::size_t i = 0; i < launch.pointer_count; ++i)
+    new_bytes += name(launch.pointers[i], launch.extents[i], now);
+  return decide(new_bytes, now, may_evict);
+}
 
+LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool may_evict) {
+  const std::uint64_t now = ++launch_seq_;
+  ++stats_.copies;
+  named_.clear();
+  std::uint64_t new_bytes = 0;
+  if (copy.bytes != 0) {
+    for (std::size_t i = 0; i < copy.operand_count && i < CopyLaunch::kMaxOperands; ++i)
+      new_bytes += name(copy.operands[i], copy.bytes, now);
+  }
+  return decide(new_bytes, now, may_evict);
+}
+
+LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint64_t now, bool may_evict) {
+  ++stats_.launches;
   LaunchEviction decision;
   std::uint64_t projected = resident_bytes_ + pending_bytes_ + new_bytes;
   if (may_evict && projected > limit_ && pending_bytes_ != 0) {

@@ -120,9 +120,10 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   return false;
 }
 
-std::vector<core::AddressRange> StreamOrderedEvictor::before_launch(
-    const core::KernelLaunch& launch) noexcept {
-  auto* stream = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(launch.stream));
+template <typename Decide>
+std::vector<core::AddressRange> StreamOrderedEvictor::before_operation(std::uint64_t stream_id,
+                                                                       Decide&& decide) noexcept {
+  auto* stream = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream_id));
   bool may_evict = stream_ != nullptr;
   // The legacy stream is never captured (and asking about it during another thread's global
   // capture would itself be an error).
@@ -136,7 +137,7 @@ std::vector<core::AddressRange> StreamOrderedEvictor::before_launch(
   }
   std::lock_guard lock(mutex_);
   try {
-    core::LaunchEviction decision = model_.before_launch(launch, may_evict);
+    core::LaunchEviction decision = decide(model_, may_evict);
     if (!decision.wait_for_pending && decision.evict.empty()) return {};
     if (!issue(stream, decision)) {
       model_.eviction_failed(decision);
@@ -144,8 +145,21 @@ std::vector<core::AddressRange> StreamOrderedEvictor::before_launch(
     }
     return std::move(decision.evict);
   } catch (const std::exception&) {
-    return {};  // out of memory for the victims' list: this launch evicts nothing
+    return {};  // out of memory for the victims' list: this operation evicts nothing
   }
+}
+
+std::vector<core::AddressRange> StreamOrderedEvictor::before_launch(
+    const core::KernelLaunch& launch) noexcept {
+  return before_operation(launch.stream, [&](core::LaunchOrderedResidency& model, bool may_evict) {
+    return model.before_launch(launch, may_evict);
+  });
+}
+
+std::vector<core::AddressRange> StreamOrderedEvictor::before_copy(const core::CopyLaunch& copy) noexcept {
+  return before_operation(copy.stream, [&](core::LaunchOrderedResidency& model, bool may_evict) {
+    return model.before_copy(copy, may_evict);
+  });
 }
 
 core::LaunchOrderedStats StreamOrderedEvictor::stats() {

@@ -63,6 +63,11 @@ class PipelineSink final : public cupti_tracer::EventSink {
         pipeline_.on_hint({core::Hint::Kind::evict_to_host, launch.host_time, range.address, range.bytes});
     }
   }
+  void on_copy(const core::CopyLaunch& copy) override {
+    if (evictor_ == nullptr) return;
+    for (const core::AddressRange& range : evictor_->before_copy(copy))
+      pipeline_.on_hint({core::Hint::Kind::evict_to_host, copy.host_time, range.address, range.bytes});
+  }
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
   void on_migration(const core::Migration& migration) override { pipeline_.on_migration(migration); }
@@ -260,8 +265,9 @@ void stop_tracing_at_exit() {
       note +=
           "; records without timestamps (work unfinished at a forced flush): " + std::to_string(incomplete);
     if (stats.callback_ns != 0 && stats.launches != 0) {
-      note += "; launch callback " +
-              std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches)) + " ns on average";
+      note += "; launch and copy callbacks " +
+              std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches + stats.copies)) +
+              " ns on average";
     }
     if (runtime->pauses != 0) {
       core::Timestamp paused_ns = runtime->paused_ns;
@@ -287,7 +293,9 @@ void stop_tracing_at_exit() {
               std::to_string(runtime->evictor->skipped_busy()) + " skipped (" +
               std::to_string(StreamOrderedEvictor::kEvents) + " still ahead of the GPU), " +
               std::to_string(runtime->evictor->failures()) + " failures; named by launches at most " +
-              core::format_bytes(evictions.peak_bytes);
+              core::format_bytes(evictions.peak_bytes) + "; copies and memsets naming managed memory " +
+              std::to_string(stats.copies_with_managed_operands) + " of " + std::to_string(stats.copies) +
+              " seen (" + std::to_string(evictions.copies) + " counted)";
     }
     if (runtime->markers) {
       note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
@@ -469,6 +477,7 @@ void start_once(core::Session& session) {
         reinterpret_cast<decltype(tracer_options.driver.device_get_count)>(
             find_driver_function("cuDeviceGetCount"));
     tracer_options.managed = runtime->lookup.get();
+    tracer_options.copy_callbacks = runtime->evictor != nullptr;
     tracer_options.cupti_path = config.cupti_library;
     tracer_options.um_counter_all_devices = true;
     tracer_options.um_counters = config.tracing == config::TracingLevel::full;

@@ -10,6 +10,8 @@
 #include <iterator>
 #include <new>
 
+#include "deepum/cupti_tracer/copy_call.hpp"
+
 namespace deepum::cupti_tracer {
 namespace {
 
@@ -164,6 +166,8 @@ struct CuptiTracer::Counters {
   std::atomic<std::uint64_t> layout_invalidations{0};
   std::atomic<std::uint64_t> callback_exceptions{0};
   std::atomic<std::uint64_t> callback_ns{0};
+  std::atomic<std::uint64_t> copies{0};
+  std::atomic<std::uint64_t> copies_with_managed_operands{0};
   std::atomic<std::uint64_t> record_errors{0};
   std::atomic<std::uint64_t> dropped_records{0};
   std::atomic<std::uint64_t> buffers_requested{0};
@@ -269,6 +273,19 @@ StartStatus CuptiTracer::start(const TracerOptions& options, EventSink& sink) {
           append(status.detail,
                  std::string("Launches through ") + callback.name +
                      " are not seen: its callback could not be enabled: " + library_->describe(result) + ".");
+        }
+      }
+      if (options.copy_callbacks) {
+        std::size_t refused = 0;
+        for (CUpti_CallbackId cbid : copy_callback_ids()) {
+          result = api.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+          if (result != CUPTI_SUCCESS) ++refused;
+        }
+        if (refused != 0) {
+          append(status.detail,
+                 std::to_string(refused) + " of " + std::to_string(copy_callback_ids().size()) +
+                     " copy and memset callbacks could not be enabled (" + library_->describe(result) +
+                     "): evictions are not ordered before those copies.");
         }
       }
       for (CUpti_CallbackId cbid : kInvalidatingResources) {
@@ -528,6 +545,7 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
       break;
     }
     default:
+      handle_copy(cbid, data);
       return;
   }
   // A _ptsz launch on stream 0 goes to the calling thread's default stream: name that stream, so
@@ -588,6 +606,20 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
     if (outcome.lookups != 0) bump(counters_->managed_lookups, outcome.lookups);
   }
   sink_->on_launch(launch);
+}
+
+void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {
+  const std::optional<CopyCall> call = decode_copy_call(cbid, data.functionParams);
+  if (!call) return;
+  bump(counters_->copies);
+  const ManagedLookup& managed = options_.managed != nullptr ? *options_.managed : kNoManagedMemory;
+  core::CopyLaunch copy = managed_operands(*call, managed);
+  if (copy.operand_count == 0) return;
+  bump(counters_->copies_with_managed_operands);
+  copy.correlation_id = data.correlationId;
+  std::uint64_t now = 0;
+  if (library_->api().get_timestamp(&now) == CUPTI_SUCCESS) copy.host_time = now;
+  sink_->on_copy(copy);
 }
 
 void CuptiTracer::compute_layout(std::uint64_t function, ParamLayout& layout) const noexcept {
@@ -735,6 +767,10 @@ void CuptiTracer::stop() noexcept {
     for (const LaunchCallback& callback : kLaunchCallbacks) {
       api.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, callback.cbid);
     }
+    if (options_.copy_callbacks) {
+      for (CUpti_CallbackId cbid : copy_callback_ids())
+        api.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
     for (CUpti_CallbackId cbid : kInvalidatingResources)
       api.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
   }
@@ -818,6 +854,8 @@ TracerStats CuptiTracer::stats() const noexcept {
   s.layout_invalidations = get(c.layout_invalidations);
   s.callback_exceptions = get(c.callback_exceptions);
   s.callback_ns = get(c.callback_ns);
+  s.copies = get(c.copies);
+  s.copies_with_managed_operands = get(c.copies_with_managed_operands);
   s.records = decoder_.counts();
   s.record_errors = get(c.record_errors);
   s.dropped_records = get(c.dropped_records);

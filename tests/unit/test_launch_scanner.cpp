@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "deepum/core/live_buffers.hpp"
+#include "deepum/cupti_tracer/copy_call.hpp"
 #include "deepum/cupti_tracer/launch_scanner.hpp"
 
 using namespace deepum;
@@ -530,4 +531,73 @@ TEST_CASE("LayoutCache under concurrent launches: one first sight per function, 
   CHECK(wrong.load() == 0);
   CHECK(first_sights.load() == static_cast<int>(kFunctions));
   CHECK(cache.size() == kFunctions);
+}
+
+// ---- copies and memsets at their API entry ----------------------------------------------------
+
+TEST_CASE("copy and memset calls: operands, bytes and stream from CUPTI's parameter structs") {
+  const FakeManaged managed = managed_ranges();
+  auto* stream = reinterpret_cast<CUstream>(std::uintptr_t{0x5000});
+  const auto stream_id = std::uint64_t{0x5000};
+  const auto per_thread = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(CU_STREAM_PER_THREAD));
+  std::vector<std::uint32_t> host(16);
+
+  // A synchronous copy out of managed memory into the host: the legacy stream, the source named.
+  cuMemcpyDtoH_v2_params to_host{host.data(), kManagedA + 4096, 64};
+  auto call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, &to_host);
+  REQUIRE(call.has_value());
+  CHECK(call->operation == core::GpuOperation::memcpy);
+  CHECK(call->source == kManagedA + 4096);
+  CHECK(call->bytes == 64);
+  CHECK(call->stream == 0);
+  core::CopyLaunch copy = managed_operands(*call, managed);
+  CHECK(copy.operand_count == 1);
+  CHECK(copy.operands[0] == kManagedA + 4096);
+  CHECK(copy.bytes == 64);
+
+  // cudaMemcpyAsync between two managed buffers, in a stream: both named.
+  cuMemcpyAsync_params between{kManagedB, kManagedA, 1 << 20, stream};
+  call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, &between);
+  REQUIRE(call.has_value());
+  CHECK(call->stream == stream_id);
+  copy = managed_operands(*call, managed);
+  CHECK(copy.operand_count == 2);
+  CHECK(copy.operands[0] == kManagedB);
+  CHECK(copy.operands[1] == kManagedA);
+
+  // Into plain device memory from the host: nothing managed.
+  cuMemcpyHtoD_v2_params to_device{kDevice, host.data(), 64};
+  call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, &to_device);
+  REQUIRE(call.has_value());
+  CHECK(managed_operands(*call, managed).operand_count == 0);
+
+  // The per-thread default stream: stream 0 of a _ptsz/_ptds call is that thread's stream.
+  cuMemcpyAsync_ptsz_params per_thread_copy{kManagedA, kManagedB, 8, nullptr};
+  call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz, &per_thread_copy);
+  REQUIRE(call.has_value());
+  CHECK(call->stream == per_thread);
+  cuMemcpy_ptds_params per_thread_sync{kManagedA, kManagedB, 8};
+  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds, &per_thread_sync)->stream == per_thread);
+
+  // Memsets: elements times their size, the destination alone.
+  cuMemsetD32Async_params fill{kManagedB + 256, 7u, 1000, stream};
+  call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, &fill);
+  REQUIRE(call.has_value());
+  CHECK(call->operation == core::GpuOperation::memset);
+  CHECK(call->bytes == 4000);
+  CHECK(call->source == 0);
+  CHECK(call->stream == stream_id);
+  copy = managed_operands(*call, managed);
+  CHECK(copy.operand_count == 1);
+  CHECK(copy.operands[0] == kManagedB + 256);
+  cuMemsetD16_v2_params halves{kManagedA, 1, 10};
+  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2, &halves)->bytes == 20);
+
+  // Every callback listed decodes; others and missing parameters do not.
+  for (CUpti_CallbackId cbid : copy_callback_ids()) {
+    cuMemcpyAsync_params any{};  // the largest of the structs read
+    CHECK(decode_copy_call(cbid, &any).has_value());
+  }
+  CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &between).has_value());
+  CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, nullptr).has_value());
 }

@@ -734,3 +734,41 @@ TEST_CASE("evictions before launches: an address allocated again before its free
   CHECK_FALSE(over.wait_for_evict);
   CHECK(model.stats().waited_evictions == model.stats().evictions);
 }
+
+TEST_CASE("evictions are ordered before copies and memsets as before launches") {
+  constexpr std::uint64_t kLimit = 16 * kMiB;
+  LaunchOrderedResidency model(kLimit, 4 * kMiB);
+  model.on_range_allocated(kBase, 64 * kMiB);
+  // A kernel fills 16 MiB: at the limit.
+  model.before_launch(launch_naming(kBase, 16 * kMiB));
+  CHECK(model.resident_bytes() == 16 * kMiB);
+  // A copy out of the rest of the range (the copy engine faults its source in): names exactly its
+  // bytes, and the oldest blocks leave first, waited for.
+  CopyLaunch copy;
+  copy.operand_count = 1;
+  copy.operands[0] = kBase + 32 * kMiB;
+  copy.bytes = 6 * kMiB;
+  const LaunchEviction before_copy = model.before_copy(copy);
+  CHECK(before_copy.wait_for_evict);
+  CHECK(total_bytes(before_copy.evict) == 10 * kMiB);  // 6 MiB over, plus a batch
+  CHECK(before_copy.evict.front().address == kBase);
+  CHECK(model.resident_bytes() == 12 * kMiB);
+  // A copy between two managed operands names both; a zero-byte copy names nothing.
+  copy.operand_count = 2;
+  copy.operands[0] = kBase + 48 * kMiB;
+  copy.operands[1] = kBase + 60 * kMiB;
+  copy.bytes = 2 * kMiB;
+  // At the limit with them: a batch starts leaving alongside the program.
+  const LaunchEviction alongside = model.before_copy(copy);
+  CHECK_FALSE(alongside.wait_for_evict);
+  CHECK(total_bytes(alongside.evict) == 4 * kMiB);
+  CHECK(model.resident_bytes() == 12 * kMiB);
+  CHECK(model.pending_bytes() == 4 * kMiB);
+  copy.operands[0] = kBase + 20 * kMiB;
+  copy.bytes = 0;
+  CHECK(model.before_copy(copy).evict.empty());
+  CHECK(model.resident_bytes() == 12 * kMiB);
+  CHECK(model.stats().copies == 3);
+  CHECK(model.stats().launches == 4);
+  CHECK(model.stats().peak_bytes <= kLimit);
+}

@@ -55,6 +55,21 @@ struct KernelExecution {
   std::uint64_t bytes = 0;     // memcpy, memset: bytes copied or set; 0 for a kernel
 };
 
+// A copy or memset as the host enqueued it (driver API entry), naming its managed operands. Copy
+// engines fault managed memory in as kernels do (a cudaMemcpy from managed memory on the host
+// brought each 32 MiB buffer to the GPU first: H100), so evictions are ordered before them too.
+struct CopyLaunch {
+  static constexpr std::size_t kMaxOperands = 2;  // destination, source
+
+  std::uint64_t correlation_id = 0;
+  std::uint64_t stream = 0;  // the CUstream handle (0: the legacy stream)
+  Timestamp host_time = 0;
+  GpuOperation operation = GpuOperation::memcpy;
+  std::uint16_t operand_count = 0;  // the operands in managed memory
+  std::array<std::uint64_t, kMaxOperands> operands{};
+  std::uint64_t bytes = 0;  // each operand spans this many bytes
+};
+
 enum class FaultAccess : std::uint8_t { unknown, read, write, atomic, prefetch };
 
 // A GPU page fault group (CUPTI unified-memory counter, GPU_PAGE_FAULT).

@@ -36,7 +36,8 @@ struct LaunchEviction {
 };
 
 struct LaunchOrderedStats {
-  std::uint64_t launches = 0;
+  std::uint64_t launches = 0;  // kernel launches, copies and memsets
+  std::uint64_t copies = 0;    // copies and memsets among them
   std::uint64_t evictions = 0, evicted_bytes = 0;
   std::uint64_t waited_evictions = 0;  // the launch waited for it at once: the GPU stalled for it
   std::uint64_t waits_for_pending = 0;
@@ -56,6 +57,8 @@ class LaunchOrderedResidency {
   // Counts what the launch names as resident and decides the evictions that must come before it.
   // `may_evict` false (the stream is being captured into a graph): counts only.
   LaunchEviction before_launch(const KernelLaunch& launch, bool may_evict = true);
+  // The same for a copy or memset: its managed operands, `bytes` each.
+  LaunchEviction before_copy(const CopyLaunch& copy, bool may_evict = true);
   // The eviction decided could not be enqueued: its blocks stay resident.
   void eviction_failed(const LaunchEviction& decision);
 
@@ -79,6 +82,11 @@ class LaunchOrderedResidency {
     std::vector<Block> blocks;  // by block, from the one holding `address`; never resized
   };
   static AddressRange part(const Range& range, std::size_t index);
+  // Marks the blocks [pointer, pointer + extent) names (extent 0: to the end of its allocation) as
+  // named by `now`, into named_; returns the bytes among them not resident yet.
+  std::uint64_t name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now);
+  // Counts named_ as resident and decides what must be evicted before them.
+  LaunchEviction decide(std::uint64_t new_bytes, std::uint64_t now, bool may_evict);
   void make_resident(Range& range, std::size_t index);
   void make_evicted(Range& range, std::size_t index);
   // Least recently named resident parts not named by launch `now`, covering `bytes`, merged into

@@ -37,6 +37,8 @@ class StreamOrderedEvictor {
   // enqueues what must come before the launch. Returns the ranges it evicted (empty: none, or the
   // driver refused; the first refusal is logged).
   std::vector<core::AddressRange> before_launch(const core::KernelLaunch& launch) noexcept;
+  // The same before a copy or memset (its driver API entry).
+  std::vector<core::AddressRange> before_copy(const core::CopyLaunch& copy) noexcept;
 
   // Worker: the evictions that finished since the last call, oldest first, each with when it
   // finished on the clock of `now` (CUPTI loses many of the driver's records of them; the caller
@@ -61,6 +63,10 @@ class StreamOrderedEvictor {
     std::vector<core::AddressRange> ranges;
   };
 
+  // Decides with `decide(model, may_evict)` what must come before an operation enqueued in
+  // `stream_id`, and enqueues it.
+  template <typename Decide>
+  std::vector<core::AddressRange> before_operation(std::uint64_t stream_id, Decide&& decide) noexcept;
   bool issue(CUstream stream, core::LaunchEviction& decision);
   // Moves finished evictions to finished_ and their events back to the pool; under mutex_.
   void reap();

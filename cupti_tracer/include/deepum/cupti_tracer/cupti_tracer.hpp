@@ -71,6 +71,9 @@ struct TracerOptions {
   DriverApi driver;                        // filled with preload::find_driver_function
   const ManagedLookup* managed = nullptr;  // null: launches carry no pointers. Must outlive the tracer.
   std::string cupti_path;                  // a libcupti file or folder; empty: the default search
+  // Also the driver's copy and memset entry points (copy_call.hpp) -> EventSink::on_copy, for
+  // evictions ordered before them. Off unless asked: each such call then pays a callback.
+  bool copy_callbacks = false;
 
   // -- Activity --
   // CONCURRENT_KERNEL -> KernelExecution, and with it MEMCPY and MEMSET -> KernelExecution of
@@ -158,6 +161,8 @@ struct TracerStats {
   std::uint64_t layout_invalidations = 0;  // module unloads / context destructions seen
   std::uint64_t callback_exceptions = 0;   // caught at the CUPTI boundary
   std::uint64_t callback_ns = 0;           // only with measure_callback_time
+  std::uint64_t copies = 0;                // copy and memset calls seen (copy_callbacks)
+  std::uint64_t copies_with_managed_operands = 0;
   // Activity
   DecoderCounts records;            // by RecordClass
   std::uint64_t record_errors = 0;  // cuptiActivityGetNextRecord failed mid-buffer
@@ -216,6 +221,7 @@ class CuptiTracer {
   void abandon_start() noexcept;  // undo a start() that got nowhere
 
   void handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
+  void handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void handle_resource(CUpti_CallbackId cbid);
   void compute_layout(std::uint64_t function, ParamLayout& layout) const noexcept;
   const char* function_name(std::uint64_t function, const CUpti_CallbackData& data) const noexcept;

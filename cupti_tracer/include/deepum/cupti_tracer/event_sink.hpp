@@ -10,7 +10,7 @@
 namespace deepum::cupti_tracer {
 
 // Threads and rules:
-// - on_launch and on_function_name run ON THE APPLICATION THREAD, inside CUPTI's launch callback,
+// - on_launch, on_copy and on_function_name run ON THE APPLICATION THREAD, inside CUPTI's launch callback,
 //   before the launch reaches the driver. They must be fast, must not allocate in steady state and
 //   must not call CUDA. on_function_name comes first, once per function (again after a module
 //   unload, when the handle may name another function); `name` is only valid during the call.
@@ -25,6 +25,9 @@ class EventSink {
   virtual ~EventSink() = default;
 
   virtual void on_launch(const core::KernelLaunch& launch) = 0;
+  // A copy or memset at its API entry (TracerOptions::copy_callbacks), on the application thread
+  // under on_launch's rules; only a sink that orders work before copies needs to override this.
+  virtual void on_copy(const core::CopyLaunch&) {}
   virtual void on_execution(const core::KernelExecution& execution) = 0;
   virtual void on_fault(const core::PageFault& fault) = 0;
   virtual void on_migration(const core::Migration& migration) = 0;

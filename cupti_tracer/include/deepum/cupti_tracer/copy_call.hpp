@@ -1,0 +1,35 @@
+// Copies and memsets at their driver API entry (cuMemcpy*, cuMemsetD*): the memory they name and
+// the stream they go to, read from the parameters CUPTI hands the callback. Copy engines fault
+// managed memory in as kernels do, so evictions ordered before launches are ordered before these
+// too. Pure decoding, unit-tested on fabricated parameters.
+#pragma once
+
+#include <cupti.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "deepum/core/events.hpp"
+#include "deepum/cupti_tracer/launch_scanner.hpp"
+
+namespace deepum::cupti_tracer {
+
+struct CopyCall {
+  core::GpuOperation operation = core::GpuOperation::memcpy;
+  std::uint64_t destination = 0;
+  std::uint64_t source = 0;  // 0 for a memset
+  std::uint64_t bytes = 0;   // a memset: elements times their size
+  std::uint64_t stream = 0;  // the CUstream handle; a per-thread call on stream 0 names CU_STREAM_PER_THREAD
+};
+
+// The callbacks decoded: the 1-D copies and memsets with 64-bit pointers, each with its
+// per-thread-stream twin. Copies of 2-D/3-D regions, arrays, between devices and in batches are
+// not (they name regions or several ranges; PyTorch's training loop uses none of them).
+std::span<const CUpti_CallbackId> copy_callback_ids() noexcept;
+// nullopt: not one of copy_callback_ids(), or no parameters.
+std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* params) noexcept;
+// The call's operands in managed memory.
+core::CopyLaunch managed_operands(const CopyCall& call, const ManagedLookup& managed) noexcept;
+
+}  // namespace deepum::cupti_tracer

@@ -1,0 +1,151 @@
+#include "deepum/cupti_tracer/copy_call.hpp"
+
+#include <type_traits>  // the parameter structs come with cupti.h (generated_cuda_meta.h)
+
+namespace deepum::cupti_tracer {
+namespace {
+
+template <typename T>
+std::uint64_t address_of(T value) noexcept {
+  if constexpr (std::is_pointer_v<T>) {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(value));
+  } else {
+    return static_cast<std::uint64_t>(value);
+  }
+}
+
+std::uint64_t stream_of(CUstream stream, bool per_thread) noexcept {
+  if (per_thread && stream == nullptr) stream = CU_STREAM_PER_THREAD;
+  return address_of(stream);
+}
+
+// The parameter structs name their operands dst/src, dstDevice/srcDevice or dstHost/srcHost.
+template <typename Params>
+CopyCall memcpy_of(const Params& p, bool per_thread) noexcept {
+  CopyCall call;
+  call.operation = core::GpuOperation::memcpy;
+  if constexpr (requires { p.dst; }) {
+    call.destination = address_of(p.dst);
+  } else if constexpr (requires { p.dstDevice; }) {
+    call.destination = address_of(p.dstDevice);
+  } else {
+    call.destination = address_of(p.dstHost);
+  }
+  if constexpr (requires { p.src; }) {
+    call.source = address_of(p.src);
+  } else if constexpr (requires { p.srcDevice; }) {
+    call.source = address_of(p.srcDevice);
+  } else {
+    call.source = address_of(p.srcHost);
+  }
+  call.bytes = p.ByteCount;
+  CUstream stream = nullptr;
+  if constexpr (requires { p.hStream; }) stream = p.hStream;
+  call.stream = stream_of(stream, per_thread);
+  return call;
+}
+
+template <typename Params>
+CopyCall memset_of(const Params& p, std::uint64_t element_bytes, bool per_thread) noexcept {
+  CopyCall call;
+  call.operation = core::GpuOperation::memset;
+  call.destination = address_of(p.dstDevice);
+  call.bytes = static_cast<std::uint64_t>(p.N) * element_bytes;
+  CUstream stream = nullptr;
+  if constexpr (requires { p.hStream; }) stream = p.hStream;
+  call.stream = stream_of(stream, per_thread);
+  return call;
+}
+
+constexpr CUpti_CallbackId kCopyCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
+};
+
+}  // namespace
+
+std::span<const CUpti_CallbackId> copy_callback_ids() noexcept { return kCopyCallbacks; }
+
+std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* params) noexcept {
+  if (params == nullptr) return std::nullopt;
+    // Each case reads the parameters as the struct CUPTI documents for that callback.
+#define DEEPUM_MEMCPY(name, per_thread) \
+  case CUPTI_DRIVER_TRACE_CBID_##name:  \
+    return memcpy_of(*static_cast<const name##_params*>(params), per_thread);
+#define DEEPUM_MEMSET(name, element, per_thread) \
+  case CUPTI_DRIVER_TRACE_CBID_##name:           \
+    return memset_of(*static_cast<const name##_params*>(params), element, per_thread);
+  switch (cbid) {
+    DEEPUM_MEMCPY(cuMemcpy, false)
+    DEEPUM_MEMCPY(cuMemcpy_ptds, true)
+    DEEPUM_MEMCPY(cuMemcpyAsync, false)
+    DEEPUM_MEMCPY(cuMemcpyAsync_ptsz, true)
+    DEEPUM_MEMCPY(cuMemcpyHtoD_v2, false)
+    DEEPUM_MEMCPY(cuMemcpyHtoD_v2_ptds, true)
+    DEEPUM_MEMCPY(cuMemcpyDtoH_v2, false)
+    DEEPUM_MEMCPY(cuMemcpyDtoH_v2_ptds, true)
+    DEEPUM_MEMCPY(cuMemcpyDtoD_v2, false)
+    DEEPUM_MEMCPY(cuMemcpyDtoD_v2_ptds, true)
+    DEEPUM_MEMCPY(cuMemcpyHtoDAsync_v2, false)
+    DEEPUM_MEMCPY(cuMemcpyHtoDAsync_v2_ptsz, true)
+    DEEPUM_MEMCPY(cuMemcpyDtoHAsync_v2, false)
+    DEEPUM_MEMCPY(cuMemcpyDtoHAsync_v2_ptsz, true)
+    DEEPUM_MEMCPY(cuMemcpyDtoDAsync_v2, false)
+    DEEPUM_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, true)
+    DEEPUM_MEMSET(cuMemsetD8_v2, 1, false)
+    DEEPUM_MEMSET(cuMemsetD8_v2_ptds, 1, true)
+    DEEPUM_MEMSET(cuMemsetD16_v2, 2, false)
+    DEEPUM_MEMSET(cuMemsetD16_v2_ptds, 2, true)
+    DEEPUM_MEMSET(cuMemsetD32_v2, 4, false)
+    DEEPUM_MEMSET(cuMemsetD32_v2_ptds, 4, true)
+    DEEPUM_MEMSET(cuMemsetD8Async, 1, false)
+    DEEPUM_MEMSET(cuMemsetD8Async_ptsz, 1, true)
+    DEEPUM_MEMSET(cuMemsetD16Async, 2, false)
+    DEEPUM_MEMSET(cuMemsetD16Async_ptsz, 2, true)
+    DEEPUM_MEMSET(cuMemsetD32Async, 4, false)
+    DEEPUM_MEMSET(cuMemsetD32Async_ptsz, 4, true)
+    default:
+      return std::nullopt;
+  }
+#undef DEEPUM_MEMCPY
+#undef DEEPUM_MEMSET
+}
+
+core::CopyLaunch managed_operands(const CopyCall& call, const ManagedLookup& managed) noexcept {
+  core::CopyLaunch copy;
+  copy.stream = call.stream;
+  copy.operation = call.operation;
+  copy.bytes = call.bytes;
+  for (std::uint64_t operand : {call.destination, call.source}) {
+    if (operand != 0 && managed.contains(operand)) copy.operands[copy.operand_count++] = operand;
+  }
+  return copy;
+}
+
+}  // namespace deepum::cupti_tracer
