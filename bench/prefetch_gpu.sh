@@ -17,7 +17,10 @@
 #   limit     build, ctest, then at FACTORS (1.5 2 3): MODES (reactive shared): reactive eviction
 #             with CUPTI's per-thread activity buffers (the default) and with one shared buffer;
 #             headSIZE: reactive eviction with eviction_headroom SIZE (e.g. head1GiB); records:
-#             reactive eviction from CUPTI's records alone (stream_ordered_eviction false); first
+#             reactive eviction from CUPTI's records alone (stream_ordered_eviction false); ordered:
+#             reactive eviction with each launch's memory prefetched before it (stream_ordered_prefetch);
+#             discard: with PyTorch's cached blocks dropped, not written back (stream_ordered_discard);
+#             ordered_discard: both; first
 #             the residency_gauge_probe (what the driver's free-memory figure shows of managed
 #             memory; SKIP_PROBE=1 skips it)
 #   REPEATS=N runs each mode of remote and limit N times, interleaved. REPLAY=1 traces each of their
@@ -56,6 +59,10 @@ mode_settings() {
   noevict) settings=(DEEPUM_PREFETCH_PRE_EVICT=false) ;;
   head*) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_EVICTION_HEADROOM="${1#head}") ;;
   records) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_EVICTION=false) ;;
+  ordered) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PREFETCH=true) ;;
+  discard) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_DISCARD=true) ;;
+  ordered_discard) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PREFETCH=true
+    DEEPUM_STREAM_ORDERED_DISCARD=true) ;;
   mapped | on_fault) settings=(DEEPUM_REMOTE_ACCESS="$1") ;;
   *) echo "prefetch_gpu.sh: unknown mode $1" >&2; exit 2 ;;
   esac

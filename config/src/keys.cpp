@@ -26,6 +26,17 @@ constexpr std::array kKeys{
             "need the room, counting as resident every 2 MB block a launch names (its pointer arguments, "
             "to the end of each tensor); false evicts from CUPTI's records alone, which arrive 0.1-2 s late.",
             field<&Config::stream_ordered_eviction>()},
+    KeySpec{"stream_ordered_prefetch", "false",
+            "With stream_ordered_eviction: also prefetch the blocks each launch (or copy) names to the GPU "
+            "in bulk, on deepum's stream after the evictions that make room, as the launch is enqueued, "
+            "and make the launch wait for them instead of faulting them in.",
+            field<&Config::stream_ordered_prefetch>()},
+    KeySpec{"stream_ordered_discard", "false",
+            "With stream_ordered_eviction: blocks PyTorch's caching allocator takes back (whole 2 MB blocks "
+            "of a freed tensor) are discarded instead of written back when evicted, after their last use on "
+            "the tensor's stream, and placed on the GPU without copying their stale contents when a launch "
+            "names them again (with stream_ordered_prefetch).",
+            field<&Config::stream_ordered_discard>()},
     KeySpec{
         "remote_access", "off",
         "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "

@@ -111,9 +111,10 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
     stats_.faults += fault->fault_count;
   } else if (const auto* migration = std::get_if<Migration>(&event)) {
     if (recorder) recorder->migration(*migration);
-    if (migration->cause == MigrationCause::deepum_eviction_done) {
-      // deepum's own account: the live estimate dropped the range when the eviction was decided;
-      // only the records in time order need it, and no byte counts as moved twice.
+    if (migration->cause == MigrationCause::deepum_eviction_done ||
+        migration->cause == MigrationCause::deepum_prefetch_done) {
+      // deepum's own account: the live estimate moved the range when the eviction or prefetch was
+      // decided; only the records in time order need it, and no byte counts as moved twice.
       if (settled_) settled_->on_migration(*migration);
       return;
     }
@@ -130,13 +131,20 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
     }
   } else if (const auto* hint = std::get_if<Hint>(&event)) {
     if (recorder) recorder->hint(*hint);
-    // Off the GPU as of now: discarded (placed on the host without moving a byte), or evicted in
-    // the program's stream before a launch.
-    residency_.on_evicted({hint->address, hint->bytes}, hint->time);
-    if (hint->kind == Hint::Kind::discard) {
-      stats_.prefetch.discarded_bytes += hint->bytes;
-    } else if (hint->kind == Hint::Kind::evict_to_host) {
-      stats_.launch_evicted_bytes += hint->bytes;
+    if (hint->kind == Hint::Kind::prefetch_to_gpu) {
+      // Prefetched in the program's stream before a launch: on the GPU as of now.
+      residency_.on_migration(Migration{hint->time, hint->time, hint->address, hint->bytes,
+                                        MigrationDirection::host_to_device, MigrationCause::prefetch});
+      stats_.launch_prefetched_bytes += hint->bytes;
+    } else {
+      // Off the GPU as of now: discarded (placed on the host without moving a byte), or evicted in
+      // the program's stream before a launch.
+      residency_.on_evicted({hint->address, hint->bytes}, hint->time);
+      if (hint->kind == Hint::Kind::discard) {
+        stats_.prefetch.discarded_bytes += hint->bytes;
+      } else {
+        stats_.launch_evicted_bytes += hint->bytes;
+      }
     }
   } else if (const auto* action = std::get_if<DriverAction>(&event)) {
     // Counted only: remote mappings move nothing, so residency is unchanged.

@@ -22,6 +22,53 @@ void LaunchOrderedResidency::on_range_freed(std::uint64_t address) {
   ranges_.erase(it);
 }
 
+namespace {
+// Appends `wanted` (a part of `range`) to `ranges`, merged with the last one when contiguous within
+// the same allocation (a driver call may not span two).
+template <typename RangeT>
+void append_merged(std::vector<AddressRange>& ranges, const RangeT*& last_range, const RangeT* range,
+                   const AddressRange& wanted) {
+  if (range == last_range && ranges.back().address + ranges.back().bytes == wanted.address) {
+    ranges.back().bytes += wanted.bytes;
+  } else {
+    ranges.push_back(wanted);
+    last_range = range;
+  }
+}
+}  // namespace
+
+LaunchOrderedResidency::Range* LaunchOrderedResidency::range_holding(std::uint64_t address) {
+  auto it = ranges_.upper_bound(address);
+  if (it == ranges_.begin()) return nullptr;
+  --it;
+  return address < it->first + it->second.bytes ? &it->second : nullptr;
+}
+
+void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,
+                                                std::uint64_t stream) {
+  if (!options_.discard_dead || bytes == 0) return;
+  Range* range = range_holding(address);
+  if (range == nullptr || address + bytes > range->address + range->bytes) return;  // not one managed range
+  // Whole blocks only: the rest of a partly covered one may hold live neighbours.
+  const BlockId first = block_of(address + kBlockBytes - 1);
+  const BlockId end = block_of(address + bytes);
+  for (BlockId id = first; id < end; ++id) {
+    Block& block = range->blocks[id - block_of(range->address)];
+    block.dead = true;
+    block.dead_stream = stream;
+    stats_.dead_returned_bytes += kBlockBytes;
+  }
+}
+
+void LaunchOrderedResidency::on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) {
+  if (!options_.discard_dead || bytes == 0) return;
+  Range* range = range_holding(address);
+  if (range == nullptr) return;
+  const std::uint64_t end = std::min(address + bytes, range->address + range->bytes);
+  for (BlockId id = block_of(address); id <= block_of(end - 1); ++id)
+    range->blocks[id - block_of(range->address)].dead = false;
+}
+
 AddressRange LaunchOrderedResidency::part(const Range& range, std::size_t index) {
   const BlockId id = block_of(range.address) + index;
   const std::uint64_t lo = std::max(range.address, block_base(id));
@@ -48,34 +95,42 @@ void LaunchOrderedResidency::make_evicted(Range& range, std::size_t index) {
   resident_bytes_ -= part(range, index).bytes;
 }
 
-std::vector<AddressRange> LaunchOrderedResidency::victims(std::uint64_t bytes, std::uint64_t now) {
-  std::vector<LruEntry> chosen;
+void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream,
+                                            LaunchEviction& decision) {
+  std::vector<LruEntry> dead, live;
   std::uint64_t covered = 0;
-  for (auto it = lru_.begin(); it != lru_.end() && covered < bytes;) {
-    const LruEntry entry = *it++;  // advanced first: make_evicted erases this entry
-    auto [range, index] = entry;
-    if (range->blocks[index].named_at == now) continue;  // the launch about to run needs it
-    chosen.push_back(entry);
-    covered += part(*range, index).bytes;
-    make_evicted(*range, index);
-  }
-  // In address order, neighbours merged within one range (an eviction call may not span two
-  // allocations).
-  std::sort(chosen.begin(), chosen.end(), [](const LruEntry& a, const LruEntry& b) {
-    return part(*a.first, a.second).address < part(*b.first, b.second).address;
-  });
-  std::vector<AddressRange> merged;
-  const Range* last_range = nullptr;
-  for (auto [range, index] : chosen) {
-    const AddressRange victim = part(*range, index);
-    if (range == last_range && merged.back().address + merged.back().bytes == victim.address) {
-      merged.back().bytes += victim.bytes;
-    } else {
-      merged.push_back(victim);
-      last_range = range;
+  const auto take = [&](bool dead_only) {
+    if (covered >= bytes) return;
+    for (auto it = lru_.begin(); it != lru_.end() && covered < bytes;) {
+      const LruEntry entry = *it++;  // advanced first: make_evicted erases this entry
+      auto [range, index] = entry;
+      const Block& block = range->blocks[index];
+      if (block.named_at == now) continue;  // the launch about to run needs it
+      // Dropping dead contents is safe only after their last users: those on the stream the
+      // allocator took them back on, which the eviction follows.
+      const bool droppable = block.dead && block.dead_stream == stream;
+      if (dead_only && !droppable) continue;
+      (droppable ? dead : live).push_back(entry);
+      covered += part(*range, index).bytes;
+      make_evicted(*range, index);
     }
-  }
-  return merged;
+  };
+  // Dead blocks first, whatever their age: dropping one costs nothing, writing one back a copy.
+  if (options_.discard_dead) take(true);
+  take(false);
+  // In address order, neighbours merged within one range.
+  const auto merge = [](std::vector<LruEntry>& chosen, std::vector<AddressRange>& merged) {
+    std::sort(chosen.begin(), chosen.end(), [](const LruEntry& a, const LruEntry& b) {
+      return part(*a.first, a.second).address < part(*b.first, b.second).address;
+    });
+    const Range* last_range = nullptr;
+    for (auto [range, index] : chosen) append_merged(merged, last_range, range, part(*range, index));
+  };
+  merge(dead, decision.discard);
+  merge(live, decision.evict);
+  for (auto [range, index] : live)
+    decision.evict_after_launch = std::max(decision.evict_after_launch, range->blocks[index].named_at);
+  for (const AddressRange& range : decision.discard) stats_.discarded_bytes += range.bytes;
 }
 
 std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now) {
@@ -107,7 +162,7 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
   std::uint64_t new_bytes = 0;
   for (std::size_t i = 0; i < launch.pointer_count; ++i)
     new_bytes += name(launch.pointers[i], launch.extents[i], now);
-  return decide(new_bytes, now, may_evict);
+  return decide(new_bytes, now, launch.stream, may_evict);
 }
 
 LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool may_evict) {
@@ -119,10 +174,11 @@ LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool 
     for (std::size_t i = 0; i < copy.operand_count && i < CopyLaunch::kMaxOperands; ++i)
       new_bytes += name(copy.operands[i], copy.bytes, now);
   }
-  return decide(new_bytes, now, may_evict);
+  return decide(new_bytes, now, copy.stream, may_evict);
 }
 
-LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint64_t now, bool may_evict) {
+LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint64_t now,
+                                              std::uint64_t stream, bool may_evict) {
   ++stats_.launches;
   LaunchEviction decision;
   std::uint64_t projected = resident_bytes_ + pending_bytes_ + new_bytes;
@@ -133,47 +189,74 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
     projected -= pending_bytes_;
     pending_bytes_ = 0;
   }
+  const std::uint64_t before = resident_bytes_;
   if (may_evict && projected > limit_) {
     // Still over: evict a batch below the limit, and the launch waits for it.
-    const std::uint64_t before = resident_bytes_;
-    decision.evict = victims(projected - (limit_ - batch_), now);
+    choose_victims(projected - (limit_ - batch_), now, stream, decision);
     // Nothing to evict (the launch names every resident block): nothing to wait for.
     decision.wait_for_evict = !decision.evict.empty();
     if (decision.wait_for_evict) ++stats_.waited_evictions;
-    stats_.evicted_bytes += before - resident_bytes_;
   } else if (may_evict && pending_bytes_ == 0 && projected > limit_ - batch_) {
     // Within a batch of the limit: evict a batch alongside the program, waited for only when the
-    // room is needed.
-    const std::uint64_t before = resident_bytes_;
-    decision.evict = victims(batch_, now);
-    pending_bytes_ = before - resident_bytes_;
-    stats_.evicted_bytes += pending_bytes_;
+    // room is needed (discards are always waited for: they free their room at once).
+    choose_victims(batch_, now, stream, decision);
+    pending_bytes_ = total_bytes(decision.evict);
   }
-  if (!decision.evict.empty()) ++stats_.evictions;
+  stats_.evicted_bytes += before - resident_bytes_;
+  if (resident_bytes_ != before) ++stats_.evictions;
+  if (options_.prefetch && may_evict) plan_fetch(decision);
   for (auto [range, index] : named_) make_resident(*range, index);
   if (resident_bytes_ > limit_) ++stats_.launches_over_limit;
   stats_.peak_bytes = std::max(stats_.peak_bytes, resident_bytes_ + pending_bytes_);
   return decision;
 }
 
-void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
-  std::uint64_t restored = 0;
-  for (const AddressRange& evicted : decision.evict) {
-    auto it = ranges_.upper_bound(evicted.address);
-    if (it == ranges_.begin()) continue;
-    --it;
-    for (std::size_t index = block_of(evicted.address) - block_of(it->first);
-         index <= block_of(evicted.address + evicted.bytes - 1) - block_of(it->first) &&
-         index < it->second.blocks.size();
-         ++index) {
-      if (it->second.blocks[index].resident) continue;
-      make_resident(it->second, index);
-      restored += part(it->second, index).bytes;
-    }
+void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
+  // What fits beside what stays resident and what the eviction in flight still holds.
+  const std::uint64_t held = resident_bytes_ + pending_bytes_;
+  const std::uint64_t room = limit_ > held ? limit_ - held : 0;
+  std::uint64_t wanted_bytes = 0;
+  for (auto [range, index] : named_) {
+    if (!range->blocks[index].resident) wanted_bytes += part(*range, index).bytes;
   }
-  if (!decision.wait_for_evict) pending_bytes_ -= std::min(pending_bytes_, restored);
-  stats_.evicted_bytes -= std::min(stats_.evicted_bytes, restored);
-  if (!decision.evict.empty() && stats_.evictions != 0) --stats_.evictions;
+  if (wanted_bytes > room) {
+    // More than fits: which parts the launch really touches is unknown (a gather over a large
+    // tensor reads a fraction of it), so none is fetched; it faults in what it touches.
+    stats_.fetch_skipped_bytes += wanted_bytes;
+    return;
+  }
+  // named_ runs by pointer and, within one, by block: consecutive parts of one range merge.
+  const Range* last_range = nullptr;
+  for (auto [range, index] : named_) {
+    if (range->blocks[index].resident) continue;
+    append_merged(decision.fetch, last_range, range, part(*range, index));
+  }
+  stats_.fetched_bytes += wanted_bytes;
+  if (!decision.fetch.empty()) ++stats_.fetches;
+}
+
+void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
+  const auto restore = [this](const std::vector<AddressRange>& victims) {
+    std::uint64_t restored = 0;
+    for (const AddressRange& victim : victims) {
+      Range* range = range_holding(victim.address);
+      if (range == nullptr) continue;
+      const std::size_t last = block_of(victim.address + victim.bytes - 1) - block_of(range->address);
+      for (std::size_t index = block_of(victim.address) - block_of(range->address);
+           index <= last && index < range->blocks.size(); ++index) {
+        if (range->blocks[index].resident) continue;
+        make_resident(*range, index);
+        restored += part(*range, index).bytes;
+      }
+    }
+    return restored;
+  };
+  const std::uint64_t evicted = restore(decision.evict);
+  const std::uint64_t discarded = restore(decision.discard);
+  if (!decision.wait_for_evict) pending_bytes_ -= std::min(pending_bytes_, evicted);
+  stats_.evicted_bytes -= std::min(stats_.evicted_bytes, evicted + discarded);
+  stats_.discarded_bytes -= std::min(stats_.discarded_bytes, discarded);
+  if (evicted + discarded != 0 && stats_.evictions != 0) --stats_.evictions;
   if (decision.wait_for_evict && stats_.waited_evictions != 0) --stats_.waited_evictions;
 }
 

@@ -137,6 +137,8 @@ std::string_view cause_name(MigrationCause cause) {
       return "access counters";
     case MigrationCause::deepum_eviction_done:
       return "deepum eviction done";
+    case MigrationCause::deepum_prefetch_done:
+      return "deepum prefetch done";
   }
   return "unknown cause";
 }

@@ -115,6 +115,10 @@ std::string render_tracing_summary(const PipelineStats& t, const std::string& st
               t.launch_evicted_bytes != 0
                   ? "; before launches, in their streams: " + format_bytes(t.launch_evicted_bytes)
                   : std::string());
+  if (t.launch_prefetched_bytes != 0) {
+    append_line(out, "  deepum prefetches before launches, in their streams: {}",
+                format_bytes(t.launch_prefetched_bytes));
+  }
   if (t.eviction_headroom_bytes != 0) {
     append_line(out, "  eviction headroom: {} at the end ({} overshoots of the limit widened it)",
                 format_bytes(t.eviction_headroom_bytes), t.overshoots);
@@ -224,6 +228,7 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
         {"eviction_headroom_bytes", t.eviction_headroom_bytes},
         {"overshoots", t.overshoots},
         {"launch_evicted_bytes", t.launch_evicted_bytes},
+        {"launch_prefetched_bytes", t.launch_prefetched_bytes},
         {"thrashing_records", t.thrashing_records},
         {"thrashing_bytes", t.thrashing_bytes},
         {"throttling_records", t.throttling_records},

@@ -791,7 +791,7 @@ std::optional<TraceRecord> TraceReader::next() {
           return std::nullopt;
         }
         migration.direction = static_cast<MigrationDirection>(direction);
-        migration.cause = cause <= static_cast<std::uint8_t>(MigrationCause::deepum_eviction_done)
+        migration.cause = cause <= static_cast<std::uint8_t>(MigrationCause::deepum_prefetch_done)
                               ? static_cast<MigrationCause>(cause)
                               : MigrationCause::unknown;
         record = migration;

@@ -132,17 +132,10 @@ bool DriverHintExecutor::prefetch(std::span<const core::AddressRange> ranges, CU
   if (ranges.empty()) return true;
   // One batched call moves many ranges for the host cost of one (~100 us a call).
   if (batch_supported_ && prefetch_batch.get() != nullptr) {
-    std::vector<CUdeviceptr> pointers;
-    std::vector<size_t> sizes;
-    pointers.reserve(ranges.size());
-    sizes.reserve(ranges.size());
-    for (const core::AddressRange& range : ranges) {
-      pointers.push_back(static_cast<CUdeviceptr>(range.address));
-      sizes.push_back(range.bytes);
-    }
+    BatchRanges batch(ranges);
     size_t location_index = 0;
-    const CUresult r = prefetch_batch.get()(pointers.data(), sizes.data(), pointers.size(), &location,
-                                            &location_index, 1, 0, stream);
+    const CUresult r = prefetch_batch.get()(batch.pointers.data(), batch.sizes.data(), batch.pointers.size(),
+                                            &location, &location_index, 1, 0, stream);
     if (r == CUDA_SUCCESS) return true;
     if (r != CUDA_ERROR_NOT_SUPPORTED) return fail(describe("cuMemPrefetchBatchAsync", r));
     batch_supported_ = false;
@@ -170,15 +163,20 @@ bool DriverHintExecutor::discard(std::span<const core::AddressRange> ranges, CUs
   if (ranges.empty()) return true;
   auto fn = discard_batch.get();
   if (fn == nullptr) return fail("cuMemDiscardBatchAsync is missing (a CUDA 13 driver has it)");
-  std::vector<CUdeviceptr> pointers;
-  std::vector<size_t> sizes;
+  BatchRanges batch(ranges);
+  if (CUresult r = fn(batch.pointers.data(), batch.sizes.data(), batch.pointers.size(), 0, stream);
+      r != CUDA_SUCCESS)
+    return fail(describe("cuMemDiscardBatchAsync", r));
+  return true;
+}
+
+BatchRanges::BatchRanges(std::span<const core::AddressRange> ranges) {
+  pointers.reserve(ranges.size());
+  sizes.reserve(ranges.size());
   for (const core::AddressRange& range : ranges) {
     pointers.push_back(static_cast<CUdeviceptr>(range.address));
     sizes.push_back(range.bytes);
   }
-  if (CUresult r = fn(pointers.data(), sizes.data(), pointers.size(), 0, stream); r != CUDA_SUCCESS)
-    return fail(describe("cuMemDiscardBatchAsync", r));
-  return true;
 }
 
 bool DriverHintExecutor::fail(std::string error) {

@@ -10,9 +10,10 @@ using namespace driver;
 std::string StreamOrderedEvictor::create() {
   if (stream_create.get() == nullptr || event_create.get() == nullptr || event_record.get() == nullptr ||
       stream_wait_event.get() == nullptr || stream_is_capturing.get() == nullptr ||
-      event_query.get() == nullptr || prefetch_async.get() == nullptr) {
+      event_query.get() == nullptr || prefetch_async.get() == nullptr || ctx_get_device.get() == nullptr) {
     return "the driver lacks cuMemPrefetchAsync or the event functions";
   }
+  if (CUresult r = ctx_get_device.get()(&device_); r != CUDA_SUCCESS) return describe("cuCtxGetDevice", r);
   if (CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
     stream_ = nullptr;
     return describe("cuStreamCreate", r);
@@ -21,6 +22,14 @@ std::string StreamOrderedEvictor::create() {
     return describe("cuEventCreate", r);
   if (CUresult r = event_create.get()(&anchor_, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
     return describe("cuEventCreate", r);
+  if (CUresult r = stream_create.get()(&fetch_stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+    fetch_stream_ = nullptr;
+    return describe("cuStreamCreate", r);
+  }
+  if (CUresult r = stream_create.get()(&discard_stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+    discard_stream_ = nullptr;
+    return describe("cuStreamCreate", r);
+  }
   if (CUresult r = stream_create.get()(&anchor_stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
     anchor_stream_ = nullptr;
     return describe("cuStreamCreate", r);
@@ -30,8 +39,23 @@ std::string StreamOrderedEvictor::create() {
     if (CUresult r = event_create.get()(&event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
       return describe("cuEventCreate", r);
     free_events_.push_back(event);
+    ++events_created_;
   }
   return {};
+}
+
+CUevent StreamOrderedEvictor::take_event() {
+  if (free_events_.empty()) reap();
+  if (free_events_.empty() && events_created_ < kMaxEvents) {
+    CUevent event = nullptr;
+    if (event_create.get()(&event, CU_EVENT_DEFAULT) != CUDA_SUCCESS) return nullptr;
+    ++events_created_;
+    return event;
+  }
+  if (free_events_.empty()) return nullptr;
+  CUevent event = free_events_.back();
+  free_events_.pop_back();
+  return event;
 }
 
 void StreamOrderedEvictor::on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept {
@@ -48,23 +72,50 @@ void StreamOrderedEvictor::on_range_freed(std::uint64_t address) noexcept {
   model_.on_range_freed(address);
 }
 
+void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,
+                                              std::uint64_t stream) noexcept {
+  std::lock_guard lock(mutex_);
+  model_.on_buffer_returned(address, bytes, stream);
+}
+
+void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept {
+  std::lock_guard lock(mutex_);
+  model_.on_buffer_handed_out(address, bytes);
+}
+
 void StreamOrderedEvictor::reap() {
   while (!in_flight_.empty() && event_query.get()(in_flight_.front().done) == CUDA_SUCCESS) {
+    const InFlight& move = in_flight_.front();
     // When it finished: from the anchor on the GPU's clock; else (no anchor, or it finished
     // before the anchor) this poll, which is later than it finished.
-    std::uint64_t time = last_poll_;
+    std::uint64_t end = last_poll_;
     float ms = 0;
     if (anchor_time_ != 0 && event_elapsed_time.get() != nullptr &&
-        event_elapsed_time.get()(&ms, anchor_, in_flight_.front().done) == CUDA_SUCCESS && ms >= 0)
-      time = anchor_time_ + static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6);
-    for (const core::AddressRange& range : in_flight_.front().ranges) finished_.emplace_back(range, time);
-    free_events_.push_back(in_flight_.front().done);
+        event_elapsed_time.get()(&ms, anchor_, move.done) == CUDA_SUCCESS && ms >= 0)
+      end = anchor_time_ + static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6);
+    // The prefetch stream runs one prefetch at a time: one started no earlier than it was enqueued,
+    // the one before it finished, and the eviction it waited for finished (reaped before it: our
+    // moves are reaped in the order issued).
+    std::uint64_t start = end;
+    if (move.kind == Move::prefetch) {
+      std::uint64_t earliest = std::max(move.enqueued, last_prefetch_end_);
+      if (move.waited_eviction != 0) earliest = std::max(earliest, eviction_ends_[move.waited_eviction - 1]);
+      if (move.after_discard) earliest = std::max(earliest, last_discard_end_);
+      start = std::min(end, earliest);
+      last_prefetch_end_ = std::max(last_prefetch_end_, end);
+    } else if (move.kind == Move::eviction) {
+      eviction_ends_ = {end, eviction_ends_[0]};
+    } else {
+      last_discard_end_ = std::max(last_discard_end_, end);
+    }
+    for (const core::AddressRange& range : move.ranges)
+      finished_.push_back({range, move.kind == Move::prefetch, start, end});
+    free_events_.push_back(move.done);
     in_flight_.pop_front();
   }
 }
 
-std::vector<std::pair<core::AddressRange, std::uint64_t>> StreamOrderedEvictor::poll_finished(
-    std::uint64_t now) {
+std::vector<StreamOrderedEvictor::Finished> StreamOrderedEvictor::poll_finished(std::uint64_t now) {
   std::lock_guard lock(mutex_);
   if (anchor_time_ == 0 && anchor_stream_ != nullptr) {
     // Once, on the worker, once the caller's clock (CUPTI's) runs, on a stream of its own that
@@ -79,26 +130,97 @@ std::vector<std::pair<core::AddressRange, std::uint64_t>> StreamOrderedEvictor::
   return std::exchange(finished_, {});
 }
 
-bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision) {
-  CUresult r = CUDA_SUCCESS;
-  // The latest eviction, if it has not finished yet, is the one in flight.
-  if (decision.wait_for_pending && !in_flight_.empty())
-    r = stream_wait_event.get()(stream, in_flight_.back().done, 0);
-  if (r == CUDA_SUCCESS && !decision.evict.empty()) {
-    if (free_events_.empty()) reap();
-    if (free_events_.empty()) {
-      // Every event marks an eviction the GPU has not reached: the host is that far ahead.
-      // Evicting nothing now; the next launches decide again.
-      skipped_busy_.fetch_add(1, std::memory_order_relaxed);
-      return false;
+void StreamOrderedEvictor::mark_progress(CUstream stream, std::uint64_t launch) {
+  MarkerRing* ring = nullptr;
+  for (MarkerRing& candidate : markers_) {
+    if (candidate.stream == stream) ring = &candidate;
+  }
+  if (ring == nullptr) {
+    if (markers_.size() == kMarkerStreams) return;
+    MarkerRing fresh;
+    fresh.stream = stream;
+    for (CUevent& event : fresh.events) {
+      if (event_create.get()(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+        event = nullptr;
+        return;  // the events made so far are kept for nothing: a few, once per stream at most
+      }
+    }
+    markers_.push_back(fresh);
+    ring = &markers_.back();
+  }
+  if (ring->launches++ % kMarkerInterval != 0) return;
+  // Re-recording an event leaves earlier waits on it as they were: they keep its earlier state.
+  if (event_record.get()(ring->events[ring->next], stream) != CUDA_SUCCESS) return;
+  ring->recorded_before[ring->next] = launch;
+  ring->next = (ring->next + 1) % kMarkers;
+  ring->count = std::min(ring->count + 1, kMarkers);
+}
+
+CUevent StreamOrderedEvictor::marker_after(CUstream stream, std::uint64_t launch) const {
+  for (const MarkerRing& ring : markers_) {
+    if (ring.stream != stream) continue;
+    // Oldest first: the first recorded after `launch` was enqueued.
+    for (std::size_t i = 0; i < ring.count; ++i) {
+      const std::size_t slot = (ring.next + kMarkers - ring.count + i) % kMarkers;
+      if (ring.recorded_before[slot] > launch) return ring.events[slot];
     }
   }
-  if (r == CUDA_SUCCESS && !decision.evict.empty()) {
-    CUevent done = free_events_.back();
-    CUmemLocation host{};
-    host.type = CU_MEM_LOCATION_TYPE_HOST;
+  return nullptr;
+}
+
+CUevent StreamOrderedEvictor::eviction_in_flight() const {
+  for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
+    if (it->kind == Move::eviction) return it->done;
+  }
+  return nullptr;  // finished (reaped) already
+}
+
+bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time) {
+  // An event for each move, taken first: when the host is kMaxEvents moves ahead of the GPU,
+  // nothing is enqueued now and the next launches decide again.
+  CUevent dropped = decision.discard.empty() ? nullptr : take_event();
+  CUevent done = decision.evict.empty() ? nullptr : take_event();
+  if ((!decision.discard.empty() && dropped == nullptr) || (!decision.evict.empty() && done == nullptr)) {
+    for (CUevent event : {dropped, done}) {
+      if (event != nullptr) free_events_.push_back(event);
+    }
+    skipped_busy_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  CUresult r = CUDA_SUCCESS;
+  // The room the eviction in flight makes is needed now, unless it has finished already.
+  CUevent pending = decision.wait_for_pending ? eviction_in_flight() : nullptr;
+  if (pending != nullptr) r = stream_wait_event.get()(stream, pending, 0);
+  if (r == CUDA_SUCCESS && dropped != nullptr) {
+    // After the program's work so far in the launch's stream: every user of the dead blocks,
+    // named or not.
     r = event_record.get()(program_done_, stream);
-    if (r == CUDA_SUCCESS) r = stream_wait_event.get()(stream_, program_done_, 0);
+    // Dead victims: dropped and placed on the host in one call, nothing copied, on a stream of
+    // their own (not queued behind evictions); the launch waits for it, so nothing the program
+    // enqueues later can run beside the discard.
+    if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
+    if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.discard, host, discard_stream_);
+    if (r == CUDA_SUCCESS) r = event_record.get()(dropped, discard_stream_);
+    if (r == CUDA_SUCCESS) {
+      in_flight_.push_back({dropped, decision.discard, Move::discard, host_time});
+      r = stream_wait_event.get()(stream, dropped, 0);
+    } else {
+      free_events_.push_back(std::exchange(dropped, nullptr));
+    }
+  }
+  CUevent evicted = nullptr;  // waited for by the launch
+  if (r == CUDA_SUCCESS && done != nullptr) {
+    // After the victims' last users where a marker shows them run, else after everything so far.
+    CUevent after = marker_after(stream, decision.evict_after_launch);
+    if (after != nullptr) {
+      evictions_after_marker_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      after = program_done_;
+      if (dropped == nullptr) r = event_record.get()(program_done_, stream);
+    }
+    if (r == CUDA_SUCCESS) r = stream_wait_event.get()(stream_, after, 0);
     // One call per range: each stays within one allocation, and the batched call refuses some
     // mixes of sizes; evictions come once per batch of the limit, so the calls are few.
     for (const core::AddressRange& range : decision.evict) {
@@ -107,22 +229,91 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
     }
     if (r == CUDA_SUCCESS) r = event_record.get()(done, stream_);
     if (r == CUDA_SUCCESS) {
-      free_events_.pop_back();
-      in_flight_.push_back({done, decision.evict});
+      in_flight_.push_back({done, decision.evict, Move::eviction, host_time});
+      if (decision.wait_for_evict) {
+        evicted = done;
+        r = stream_wait_event.get()(stream, done, 0);
+      }
+    } else {
+      free_events_.push_back(done);
     }
-    if (r == CUDA_SUCCESS && decision.wait_for_evict) r = stream_wait_event.get()(stream, done, 0);
+  } else if (done != nullptr) {
+    free_events_.push_back(done);
   }
-  if (r == CUDA_SUCCESS) return true;
-  if (failures_.fetch_add(1, std::memory_order_relaxed) == 0) {
-    core::logger().warn("an eviction before a launch failed ({}); later failures are only counted",
-                        describe("", r));
+  if (r != CUDA_SUCCESS) {
+    if (failures_.fetch_add(1, std::memory_order_relaxed) == 0) {
+      core::logger().warn("an eviction before a launch failed ({}); later failures are only counted",
+                          describe("", r));
+    }
+    return false;
   }
-  return false;
+  // The eviction the prefetch's room comes from finishes last among those it waits for.
+  const bool evicted_alongside = !decision.evict.empty() && evicted == nullptr;
+  const std::uint8_t waited_eviction = evicted != nullptr   ? 1
+                                       : pending != nullptr ? (evicted_alongside ? 2 : 1)
+                                                            : 0;
+  if (!decision.fetch.empty() &&
+      !issue_prefetch(stream, decision, host_time, {pending, evicted, dropped}, waited_eviction))
+    decision.fetch.clear();
+  return true;
+}
+
+CUresult StreamOrderedEvictor::discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges,
+                                                       CUmemLocation location, CUstream on) {
+  if (discard_and_prefetch.get() == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  BatchRanges batch(ranges);
+  size_t location_index = 0;  // every range to the one location
+  return discard_and_prefetch.get()(batch.pointers.data(), batch.sizes.data(), batch.pointers.size(),
+                                    &location, &location_index, 1, 0, on);
+}
+
+bool StreamOrderedEvictor::issue_prefetch(CUstream stream, core::LaunchEviction& decision,
+                                          std::uint64_t host_time, std::array<CUevent, 3> room,
+                                          std::uint8_t waited_eviction) {
+  CUevent arrived = take_event();
+  if (arrived == nullptr) {
+    skipped_busy_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device_;
+  CUresult r = CUDA_SUCCESS;
+  // Into the room the launch waits for; what fits already goes at once, ahead of the GPU.
+  for (CUevent event : room) {
+    if (event != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(fetch_stream_, event, 0);
+  }
+  std::size_t issued = 0;
+  for (const core::AddressRange& range : decision.fetch) {
+    if (r != CUDA_SUCCESS) break;
+    r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, gpu, 0, fetch_stream_);
+    if (r == CUDA_SUCCESS) ++issued;
+  }
+  decision.fetch.resize(issued);  // what is on its way; the launch faults the rest in
+  CUresult recorded = issued != 0 ? event_record.get()(arrived, fetch_stream_) : CUDA_ERROR_NOT_READY;
+  if (recorded == CUDA_SUCCESS) {
+    in_flight_.push_back(
+        {arrived, decision.fetch, Move::prefetch, host_time, waited_eviction, room[2] != nullptr});
+    if (CUresult w = stream_wait_event.get()(stream, arrived, 0); w != CUDA_SUCCESS && r == CUDA_SUCCESS)
+      r = w;
+  } else {
+    free_events_.push_back(arrived);
+    decision.fetch.clear();  // not tracked: counted as faulted in by the launch
+    if (issued != 0 && r == CUDA_SUCCESS) r = recorded;
+  }
+  if (r != CUDA_SUCCESS && prefetch_failures_.fetch_add(1, std::memory_order_relaxed) == 0) {
+    core::logger().warn(
+        "a prefetch before a launch failed ({}); the launch faults its memory in; later "
+        "failures are only counted",
+        describe("", r));
+  }
+  return !decision.fetch.empty();
 }
 
 template <typename Decide>
-std::vector<core::AddressRange> StreamOrderedEvictor::before_operation(std::uint64_t stream_id,
-                                                                       Decide&& decide) noexcept {
+StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t stream_id,
+                                                                   std::uint64_t host_time,
+                                                                   Decide&& decide) noexcept {
   auto* stream = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream_id));
   bool may_evict = stream_ != nullptr;
   // The legacy stream is never captured (and asking about it during another thread's global
@@ -138,28 +329,33 @@ std::vector<core::AddressRange> StreamOrderedEvictor::before_operation(std::uint
   std::lock_guard lock(mutex_);
   try {
     core::LaunchEviction decision = decide(model_, may_evict);
-    if (!decision.wait_for_pending && decision.evict.empty()) return {};
-    if (!issue(stream, decision)) {
+    // Before the waits this launch may get: a marker shows only the program's own progress.
+    if (may_evict) mark_progress(stream, model_.launches_decided());
+    if (!decision.wait_for_pending && decision.evict.empty() && decision.discard.empty() &&
+        decision.fetch.empty())
+      return {};
+    if (!issue(stream, decision, host_time)) {
       model_.eviction_failed(decision);
       return {};
     }
-    return std::move(decision.evict);
+    return {std::move(decision.evict), std::move(decision.discard), std::move(decision.fetch)};
   } catch (const std::exception&) {
     return {};  // out of memory for the victims' list: this operation evicts nothing
   }
 }
 
-std::vector<core::AddressRange> StreamOrderedEvictor::before_launch(
-    const core::KernelLaunch& launch) noexcept {
-  return before_operation(launch.stream, [&](core::LaunchOrderedResidency& model, bool may_evict) {
-    return model.before_launch(launch, may_evict);
-  });
+StreamOrderedEvictor::Moves StreamOrderedEvictor::before_launch(const core::KernelLaunch& launch) noexcept {
+  return before_operation(launch.stream, launch.host_time,
+                          [&](core::LaunchOrderedResidency& model, bool may_evict) {
+                            return model.before_launch(launch, may_evict);
+                          });
 }
 
-std::vector<core::AddressRange> StreamOrderedEvictor::before_copy(const core::CopyLaunch& copy) noexcept {
-  return before_operation(copy.stream, [&](core::LaunchOrderedResidency& model, bool may_evict) {
-    return model.before_copy(copy, may_evict);
-  });
+StreamOrderedEvictor::Moves StreamOrderedEvictor::before_copy(const core::CopyLaunch& copy) noexcept {
+  return before_operation(copy.stream, copy.host_time,
+                          [&](core::LaunchOrderedResidency& model, bool may_evict) {
+                            return model.before_copy(copy, may_evict);
+                          });
 }
 
 core::LaunchOrderedStats StreamOrderedEvictor::stats() {

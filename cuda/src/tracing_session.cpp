@@ -14,6 +14,7 @@
 #include "deepum/core/live_buffers.hpp"
 #include "deepum/core/trace_recorder.hpp"
 #include "deepum/cuda/dead_memory_discarder.hpp"
+#include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/progress_markers.hpp"
 #include "deepum/cuda/real_symbols.hpp"
@@ -58,15 +59,10 @@ class PipelineSink final : public cupti_tracer::EventSink {
   void on_launch(const core::KernelLaunch& launch) override {
     pipeline_.on_launch(launch);
     if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
-    if (evictor_ != nullptr) {
-      for (const core::AddressRange& range : evictor_->before_launch(launch))
-        pipeline_.on_hint({core::Hint::Kind::evict_to_host, launch.host_time, range.address, range.bytes});
-    }
+    if (evictor_ != nullptr) report(evictor_->before_launch(launch), launch.host_time);
   }
   void on_copy(const core::CopyLaunch& copy) override {
-    if (evictor_ == nullptr) return;
-    for (const core::AddressRange& range : evictor_->before_copy(copy))
-      pipeline_.on_hint({core::Hint::Kind::evict_to_host, copy.host_time, range.address, range.bytes});
+    if (evictor_ != nullptr) report(evictor_->before_copy(copy), copy.host_time);
   }
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
@@ -77,6 +73,16 @@ class PipelineSink final : public cupti_tracer::EventSink {
   }
 
  private:
+  // The live estimate follows the moves ordered before a launch as they are decided.
+  void report(const StreamOrderedEvictor::Moves& moves, core::Timestamp time) {
+    for (const core::AddressRange& range : moves.evicted)
+      pipeline_.on_hint({core::Hint::Kind::evict_to_host, time, range.address, range.bytes});
+    for (const core::AddressRange& range : moves.discarded)
+      pipeline_.on_hint({core::Hint::Kind::discard, time, range.address, range.bytes});
+    for (const core::AddressRange& range : moves.prefetched)
+      pipeline_.on_hint({core::Hint::Kind::prefetch_to_gpu, time, range.address, range.bytes});
+  }
+
   EventPipeline& pipeline_;
   ProgressMarkers* markers_;
   StreamOrderedEvictor* evictor_;
@@ -131,6 +137,18 @@ core::Timestamp now_ns() {
 // resident limit is not enforced, and resumed at the next fault.
 constexpr core::Timestamp kQuietBeforePauseNs = 1'000'000'000;
 
+// Worker: the evictions and prefetches ordered before launches that finished, into the records in
+// time order (CUPTI loses many of the driver's records of them).
+void report_finished_moves(Runtime& runtime, core::Timestamp now) {
+  for (const StreamOrderedEvictor::Finished& move : runtime.evictor->poll_finished(now)) {
+    if (move.to_gpu) {
+      runtime.pipeline->on_prefetch_done(move.range, move.start, move.end);
+    } else {
+      runtime.pipeline->on_eviction_done(move.range, move.end);
+    }
+  }
+}
+
 void pause_or_resume_kernel_records(Runtime& runtime, core::Timestamp now) {
   if (!runtime.tracer || runtime.pipeline->enforces_resident_limit()) return;
   const bool paused = runtime.tracer->kernel_records_paused();
@@ -174,6 +192,14 @@ void attach_block_tracker(Runtime& runtime) {
               rt->live_buffers->handed_out(event.address, event.bytes);
             } else {
               rt->live_buffers->returned(event.address);
+            }
+          }
+          if (rt->evictor) {
+            if (handed_out) {
+              rt->evictor->on_buffer_handed_out(event.address, event.bytes);
+            } else {
+              rt->evictor->on_buffer_returned(event.address, event.bytes,
+                                              reinterpret_cast<std::uintptr_t>(event.stream));
             }
           }
           if (handed_out || !rt->discarder) return;
@@ -231,8 +257,7 @@ void worker_loop(Runtime& runtime) {
     attach_block_tracker(runtime);
     const core::Timestamp now = now_ns();
     if (runtime.evictor) {
-      for (const auto& [range, time] : runtime.evictor->poll_finished(now))
-        runtime.pipeline->on_eviction_done(range, time);
+      report_finished_moves(runtime, now);
     }
     const auto started = std::chrono::steady_clock::now();
     runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
@@ -283,19 +308,32 @@ void stop_tracing_at_exit() {
     }
     if (runtime->evictor) {
       const core::LaunchOrderedStats evictions = runtime->evictor->stats();
-      note += "; evictions before launches: " + std::to_string(evictions.evictions) + " (" +
-              core::format_bytes(evictions.evicted_bytes) + "), " +
-              std::to_string(evictions.waited_evictions) + " waited for at once, " +
-              std::to_string(evictions.waits_for_pending) + " launches waited for one in flight, " +
-              std::to_string(evictions.launches_over_limit) +
-              " launches naming more than the limit leaves, " +
-              std::to_string(runtime->evictor->skipped_capturing()) + " skipped (stream capturing), " +
-              std::to_string(runtime->evictor->skipped_busy()) + " skipped (" +
-              std::to_string(StreamOrderedEvictor::kEvents) + " still ahead of the GPU), " +
-              std::to_string(runtime->evictor->failures()) + " failures; named by launches at most " +
-              core::format_bytes(evictions.peak_bytes) + "; copies and memsets naming managed memory " +
-              std::to_string(stats.copies_with_managed_operands) + " of " + std::to_string(stats.copies) +
-              " seen (" + std::to_string(evictions.copies) + " counted)";
+      note +=
+          "; evictions before launches: " + std::to_string(evictions.evictions) + " (" +
+          core::format_bytes(evictions.evicted_bytes) + "), " + std::to_string(evictions.waited_evictions) +
+          " waited for at once, " + std::to_string(evictions.waits_for_pending) +
+          " launches waited for one in flight, " +
+          std::to_string(runtime->evictor->evictions_after_marker()) +
+          " started after their victims' last use, " + std::to_string(evictions.launches_over_limit) +
+          " launches naming more than the limit leaves, " +
+          std::to_string(runtime->evictor->skipped_capturing()) + " skipped (stream capturing), " +
+          std::to_string(runtime->evictor->skipped_busy()) + " skipped (" +
+          std::to_string(StreamOrderedEvictor::kEvents) + " still ahead of the GPU), " +
+          std::to_string(runtime->evictor->failures()) + " failures; named by launches at most " +
+          core::format_bytes(evictions.peak_bytes) +
+          (evictions.fetches + runtime->evictor->prefetch_failures() != 0
+               ? "; prefetches before launches: " + std::to_string(evictions.fetches) + " (" +
+                     core::format_bytes(evictions.fetched_bytes) + "; " +
+                     core::format_bytes(evictions.fetch_skipped_bytes) + " past the limit left to faults), " +
+                     std::to_string(runtime->evictor->prefetch_failures()) + " failures"
+               : std::string()) +
+          (evictions.dead_returned_bytes != 0
+               ? "; freed by PyTorch's allocator: " + core::format_bytes(evictions.dead_returned_bytes) +
+                     " in whole blocks, " + core::format_bytes(evictions.discarded_bytes) +
+                     " of them evicted by discarding"
+               : std::string()) +
+          "; copies and memsets naming managed memory " + std::to_string(stats.copies_with_managed_operands) +
+          " of " + std::to_string(stats.copies) + " seen (" + std::to_string(evictions.copies) + " counted)";
     }
     if (runtime->markers) {
       note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
@@ -304,8 +342,7 @@ void stop_tracing_at_exit() {
     runtime->session->append_tracing_status(note);
   }
   if (runtime->evictor) {
-    for (const auto& [range, time] : runtime->evictor->poll_finished(now_ns()))
-      runtime->pipeline->on_eviction_done(range, time);
+    report_finished_moves(*runtime, now_ns());
   }
   runtime->pipeline->step(now_ns(), *runtime->executor, runtime->recorder.get(), /*final=*/true);
   if (runtime->recorder) {
@@ -423,14 +460,27 @@ void start_once(core::Session& session) {
       config.tracing != config::TracingLevel::off) {
     // Batches of at most an eighth of the limit: the model runs between the limit less two
     // batches (one evicting alongside the program) and the limit.
+    core::LaunchOrderedOptions moves;
+    moves.prefetch = config.stream_ordered_prefetch;
+    moves.discard_dead = config.stream_ordered_discard && driver::discard_and_prefetch.get() != nullptr;
+    if (config.stream_ordered_discard && !moves.discard_dead) {
+      core::logger().warn(
+          "stream_ordered_discard is off: the driver lacks cuMemDiscardAndPrefetchBatchAsync");
+    }
     runtime->evictor = std::make_unique<StreamOrderedEvictor>(
         options.resident_limit_bytes,
-        std::min(options.effective_headroom(), options.resident_limit_bytes / 8));
+        std::min(options.effective_headroom(), options.resident_limit_bytes / 8), moves);
     if (const std::string error = runtime->evictor->create(); !error.empty()) {
       core::logger().warn("no evictions before launches ({}): the limit is held from CUPTI's records alone",
                           error);
       runtime->evictor.reset();
     }
+  }
+  if ((config.stream_ordered_prefetch || config.stream_ordered_discard) && runtime->evictor == nullptr &&
+      options.enforce_resident_limit) {
+    core::logger().warn(
+        "stream_ordered_prefetch and stream_ordered_discard are off: they need stream_ordered_eviction, "
+        "tracing and the prefetcher (prefetch.enabled) off");
   }
   options.evicts_before_launches = runtime->evictor != nullptr;
   if (runtime->evictor || (policy && remote != config::RemoteAccess::off)) {

@@ -4,10 +4,5 @@
 set -euo pipefail
 lib=$1
 shift
-source "$(dirname "$0")/gpu_available.sh"
-python=${DEEPUM_PYTHON:-python3}
-if ! "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-  echo "SKIP: $python has no PyTorch with CUDA"
-  exit 77
-fi
+source "$(dirname "$0")/pytorch_available.sh"
 LD_PRELOAD="$lib" DEEPUM_LOG_LEVEL="${DEEPUM_LOG_LEVEL:-info}" exec "$python" "$@"

@@ -75,6 +75,8 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.resident_limit == expected.resident_limit);
   CHECK(actual.eviction_headroom == expected.eviction_headroom);
   CHECK(actual.stream_ordered_eviction == expected.stream_ordered_eviction);
+  CHECK(actual.stream_ordered_prefetch == expected.stream_ordered_prefetch);
+  CHECK(actual.stream_ordered_discard == expected.stream_ordered_discard);
   CHECK(actual.remote_access == expected.remote_access);
   CHECK(actual.tracing == expected.tracing);
   CHECK(actual.trace_file == expected.trace_file);
@@ -107,6 +109,8 @@ constexpr std::string_view kEveryKeyJson = R"({
   "resident_limit": "75%",
   "eviction_headroom": "1GiB",
   "stream_ordered_eviction": false,
+  "stream_ordered_prefetch": true,
+  "stream_ordered_discard": true,
   "remote_access": "on_fault",
   "tracing": "launches",
   "trace_file": "/tmp/run-%p",
@@ -127,6 +131,8 @@ Config every_key_config() {
   config.resident_limit = SizeSpec::of_percent(75.0);
   config.eviction_headroom = SizeSpec::of_bytes(kGiB);
   config.stream_ordered_eviction = false;
+  config.stream_ordered_prefetch = true;
+  config.stream_ordered_discard = true;
   config.remote_access = RemoteAccess::on_fault;
   config.tracing = TracingLevel::launches;
   config.trace_file = "/tmp/run-%p";
@@ -216,6 +222,8 @@ TEST_CASE("environment variables alone set every key") {
                     {"DEEPUM_RESIDENT_LIMIT", "75%"},
                     {"DEEPUM_EVICTION_HEADROOM", "1GiB"},
                     {"DEEPUM_STREAM_ORDERED_EVICTION", "no"},
+                    {"DEEPUM_STREAM_ORDERED_PREFETCH", "yes"},
+                    {"DEEPUM_STREAM_ORDERED_DISCARD", "1"},
                     {"DEEPUM_REMOTE_ACCESS", "ON_FAULT"},
                     {"DEEPUM_TRACING", "launches"},
                     {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
@@ -232,7 +240,9 @@ TEST_CASE("environment variables alone set every key") {
   check_same(load.config, every_key_config());
   CHECK(load.origin ==
         "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, "
-        "DEEPUM_EVICTION_HEADROOM, DEEPUM_STREAM_ORDERED_EVICTION, DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, "
+        "DEEPUM_EVICTION_HEADROOM, DEEPUM_STREAM_ORDERED_EVICTION, DEEPUM_STREAM_ORDERED_PREFETCH, "
+        "DEEPUM_STREAM_ORDERED_DISCARD, "
+        "DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, "
         "DEEPUM_TRACE_FILE, "
         "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_TRACE_PER_THREAD_BUFFERS, "
         "DEEPUM_WORKER_INTERVAL_US, "
@@ -384,8 +394,9 @@ TEST_CASE("an unknown key names the closest known key") {
 
 TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
-      "enabled, alloc_limit, resident_limit, eviction_headroom, stream_ordered_eviction, remote_access, "
-      "tracing, trace_file, "
+      "enabled, alloc_limit, resident_limit, eviction_headroom, stream_ordered_eviction, "
+      "stream_ordered_prefetch, stream_ordered_discard, "
+      "remote_access, tracing, trace_file, "
       "cupti_library, "
       "trace_flush_ms, trace_per_thread_buffers, worker_interval_us, log_level, log_file, stats_file, "
       "summary, prefetch.enabled, "
@@ -516,9 +527,11 @@ TEST_CASE("the Markdown table has a row for every key") {
 }
 
 TEST_CASE("the tracing and trace keys, their defaults and their environment variables") {
-  const std::array<std::pair<std::string_view, std::string_view>, 8> keys{{
+  const std::array<std::pair<std::string_view, std::string_view>, 10> keys{{
       {"eviction_headroom", "DEEPUM_EVICTION_HEADROOM"},
       {"stream_ordered_eviction", "DEEPUM_STREAM_ORDERED_EVICTION"},
+      {"stream_ordered_prefetch", "DEEPUM_STREAM_ORDERED_PREFETCH"},
+      {"stream_ordered_discard", "DEEPUM_STREAM_ORDERED_DISCARD"},
       {"remote_access", "DEEPUM_REMOTE_ACCESS"},
       {"tracing", "DEEPUM_TRACING"},
       {"trace_file", "DEEPUM_TRACE_FILE"},
@@ -538,6 +551,8 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   const Config config;
   CHECK(config.eviction_headroom == SizeSpec::of_bytes(kGiB));
   CHECK(config.stream_ordered_eviction);
+  CHECK_FALSE(config.stream_ordered_prefetch);
+  CHECK_FALSE(config.stream_ordered_discard);
   CHECK(config.remote_access == RemoteAccess::off);
   CHECK(config.tracing == TracingLevel::full);
   CHECK(config.trace_file.empty());

@@ -772,3 +772,139 @@ TEST_CASE("evictions are ordered before copies and memsets as before launches") 
   CHECK(model.stats().launches == 4);
   CHECK(model.stats().peak_bytes <= kLimit);
 }
+
+TEST_CASE("with prefetching, a launch fetches what it names that is not resident, into the room made") {
+  constexpr std::uint64_t kLimit = 16 * kMiB;
+  LaunchOrderedResidency model(kLimit, 4 * kMiB, {.prefetch = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.on_range_allocated(kBase + 64 * kMiB, 3 * kMiB);
+  // Nothing resident: the launch fetches all it names, merged per allocation, each range apart.
+  KernelLaunch launch = launch_naming(kBase + 2 * kMiB, 6 * kMiB);
+  launch.pointer_count = 3;
+  launch.pointers[1] = kBase + 8 * kMiB;  // contiguous with the first: one range
+  launch.extents[1] = 2 * kMiB;
+  launch.pointers[2] = kBase + 64 * kMiB;  // another allocation
+  launch.extents[2] = 3 * kMiB;
+  LaunchEviction first = model.before_launch(launch);
+  REQUIRE(first.fetch.size() == 2);
+  CHECK(first.fetch[0] == AddressRange{kBase + 2 * kMiB, 8 * kMiB});
+  CHECK(first.fetch[1] == AddressRange{kBase + 64 * kMiB, 3 * kMiB});
+  CHECK(first.evict.empty());
+  // Named again: resident, nothing to fetch.
+  CHECK(model.before_launch(launch).fetch.empty());
+  // A launch past the limit: it waits for the eviction, and fetches only its new blocks.
+  KernelLaunch next = launch_naming(kBase + 8 * kMiB, 12 * kMiB);  // 8..10 resident, 10..20 new
+  const LaunchEviction second = model.before_launch(next);
+  CHECK(second.wait_for_evict);
+  REQUIRE(second.fetch.size() == 1);
+  CHECK(second.fetch[0] == AddressRange{kBase + 10 * kMiB, 10 * kMiB});
+  CHECK(model.resident_bytes() <= kLimit);
+  // A captured stream: counted, never fetched.
+  CHECK(model.before_launch(launch_naming(kBase + 40 * kMiB, 2 * kMiB), false).fetch.empty());
+  const LaunchOrderedStats stats = model.stats();
+  CHECK(stats.fetches == 2);
+  CHECK(stats.fetched_bytes == 21 * kMiB);
+  // Without prefetching nothing is ever fetched.
+  LaunchOrderedResidency plain(kLimit, 4 * kMiB);
+  plain.on_range_allocated(kBase, 64 * kMiB);
+  CHECK(plain.before_launch(launch_naming(kBase, 4 * kMiB)).fetch.empty());
+}
+
+TEST_CASE("with prefetching, a launch naming more than the limit leaves fetches nothing") {
+  constexpr std::uint64_t kLimit = 16 * kMiB;
+  LaunchOrderedResidency model(kLimit, 4 * kMiB, {.prefetch = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  CHECK(model.before_launch(launch_naming(kBase, 6 * kMiB)).fetch.size() == 1);
+  // 24 MiB named, none resident: everything else is evicted, and the launch faults in what it
+  // touches of them (a gather touches a fraction of its table).
+  const LaunchEviction gather = model.before_launch(launch_naming(kBase + 8 * kMiB, 24 * kMiB));
+  CHECK(total_bytes(gather.evict) == 6 * kMiB);
+  CHECK(gather.fetch.empty());
+  CHECK(model.stats().fetch_skipped_bytes == 24 * kMiB);
+  CHECK(model.stats().launches_over_limit == 1);
+  // A launch beside an eviction in flight fetches only into room it does not need to wait for.
+  LaunchOrderedResidency alongside(kLimit, 4 * kMiB, {.prefetch = true});
+  alongside.on_range_allocated(kBase, 64 * kMiB);
+  alongside.before_launch(launch_naming(kBase, 12 * kMiB));
+  const LaunchEviction batch = alongside.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  CHECK_FALSE(batch.wait_for_evict);
+  CHECK(total_bytes(batch.evict) == 4 * kMiB);  // running alongside, room not needed yet
+  CHECK(total_bytes(batch.fetch) == 2 * kMiB);
+  CHECK(alongside.resident_bytes() + alongside.pending_bytes() <= kLimit);
+}
+
+TEST_CASE("with discarding, victims in the allocator's cache are dropped first, not written back") {
+  constexpr std::uint64_t kLimit = 16 * kMiB;
+  constexpr std::uint64_t kStream = 0x5000, kOtherStream = 0x6000;
+  LaunchOrderedResidency model(kLimit, 4 * kMiB, {.prefetch = true, .discard_dead = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  const auto on = [](std::uint64_t stream, KernelLaunch launch) {
+    launch.stream = stream;
+    return launch;
+  };
+  model.before_launch(on(kStream, launch_naming(kBase, 12 * kMiB)));  // 0..12 resident
+  // A tensor at 1..9 MiB goes back to the cache: only its whole blocks (2..8 MiB) are dead. A new
+  // tensor handed out at 6..7 MiB makes its block live again, named or not.
+  model.on_buffer_returned(kBase + kMiB, 8 * kMiB, kStream);
+  CHECK(model.stats().dead_returned_bytes == 6 * kMiB);
+  model.on_buffer_handed_out(kBase + 6 * kMiB, kMiB);
+  // Named last, the dead blocks still go first, dropped; live victims come from the LRU after them.
+  model.before_launch(on(kStream, launch_naming(kBase + 8 * kMiB, 4 * kMiB)));  // 8..12 most recent
+  const LaunchEviction next = model.before_launch(on(kStream, launch_naming(kBase + 20 * kMiB, 8 * kMiB)));
+  CHECK(next.discard == std::vector<AddressRange>{{kBase + 2 * kMiB, 4 * kMiB}});
+  CHECK(next.evict == std::vector<AddressRange>{{kBase, 2 * kMiB}, {kBase + 6 * kMiB, 2 * kMiB}});
+  CHECK(next.wait_for_evict);
+  CHECK(next.evict_after_launch == 1);  // the victims' last user: the eviction may start after it
+  CHECK(model.launches_decided() == 3);
+  // Taken back on another stream, whose kernels may still use it: written back like any other
+  // victim by a launch in this stream; dropped only by a launch in that one (after its users).
+  model.on_buffer_returned(kBase + 20 * kMiB, 4 * kMiB, kOtherStream);
+  const LaunchEviction here = model.before_launch(on(kStream, launch_naming(kBase + 32 * kMiB, 4 * kMiB)));
+  CHECK(here.discard.empty());
+  CHECK(here.evict == std::vector<AddressRange>{{kBase + 8 * kMiB, 4 * kMiB}});  // alongside
+  CHECK(here.evict_after_launch == 2);
+  CHECK(model.pending_bytes() == 4 * kMiB);
+  const LaunchEviction there =
+      model.before_launch(on(kOtherStream, launch_naming(kBase + 36 * kMiB, 4 * kMiB)));
+  CHECK(there.wait_for_pending);
+  CHECK(there.discard == std::vector<AddressRange>{{kBase + 20 * kMiB, 4 * kMiB}});
+  CHECK(there.evict.empty());
+  CHECK(model.pending_bytes() == 0);  // a discard is waited for at once: never pending
+  // A discarded block named again is fetched like any other (its new contents are written by then).
+  const LaunchEviction again = model.before_launch(on(kStream, launch_naming(kBase + 2 * kMiB, 2 * kMiB)));
+  CHECK(again.fetch == std::vector<AddressRange>{{kBase + 2 * kMiB, 2 * kMiB}});
+  const LaunchOrderedStats stats = model.stats();
+  CHECK(stats.discarded_bytes == 8 * kMiB);
+  CHECK(stats.dead_returned_bytes == 10 * kMiB);
+  CHECK(stats.peak_bytes <= kLimit);
+  // A refused discard puts its blocks back.
+  model.eviction_failed(there);
+  CHECK(model.stats().discarded_bytes == 4 * kMiB);
+  // A buffer outside every range is ignored; without discard_dead, nothing is dead.
+  model.on_buffer_returned(0x1000, 4 * kMiB, kStream);
+  LaunchOrderedResidency plain(kLimit, 4 * kMiB, {.prefetch = true});
+  plain.on_range_allocated(kBase, 64 * kMiB);
+  plain.on_buffer_returned(kBase, 8 * kMiB, 0);
+  CHECK(plain.stats().dead_returned_bytes == 0);
+}
+
+TEST_CASE("a finished prefetch before a launch counts the range resident from its start") {
+  constexpr Timestamp kMs = 1'000'000;
+  PipelineOptions options = enforcing(64 * kMiB);
+  options.evicts_before_launches = true;
+  EventPipeline pipeline(options);
+  RecordingExecutor executor;
+  pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 64 * kMiB});
+  // Decided (the live estimate counts it at once), then done on the GPU from 2 to 3 ms; CUPTI's
+  // own record of it is lost.
+  pipeline.on_hint({Hint::Kind::prefetch_to_gpu, 1 * kMs, kBase, 8 * kMiB});
+  pipeline.on_prefetch_done({kBase, 8 * kMiB}, 2 * kMs, 3 * kMs);
+  pipeline.on_eviction_done({kBase, 8 * kMiB}, 5 * kMs);
+  pipeline.step(6 * kMs, executor, nullptr);
+  pipeline.step(EventPipeline::kSettleNs + 10 * kMs, executor, nullptr, true);
+  const PipelineStats stats = pipeline.stats();
+  CHECK(stats.peak_resident_bytes == 8 * kMiB);
+  CHECK(stats.launch_prefetched_bytes == 8 * kMiB);
+  CHECK(stats.bytes_to_gpu == 0);  // nothing the driver reported
+  CHECK(executor.evicted.empty());
+}

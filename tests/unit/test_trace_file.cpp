@@ -115,13 +115,13 @@ struct Sample {
                 0x7000'0020'0000ull,
                 kBlockBytes,
                 MigrationDirection::host_to_device,
-                MigrationCause::coherence};
+                MigrationCause::deepum_prefetch_done};  // the newest cause (1.3)
   Migration d2h{3'300'000,
                 3'400'000,
                 0x7000'0000'0000ull,
                 4096,
                 MigrationDirection::device_to_host,
-                MigrationCause::deepum_eviction_done};  // the newest cause (1.2)
+                MigrationCause::deepum_eviction_done};  // since 1.2
   RangeEvent allocated{RangeEvent::Kind::allocated, 500, 0x7000'0000'0000ull, 64 * kBlockBytes};
   RangeEvent freed{RangeEvent::Kind::freed, 9'000'500, 0x7000'0000'0000ull, 64 * kBlockBytes};
   Hint prefetch{Hint::Kind::prefetch_to_gpu, 1'500'000, 0x7000'0040'0000ull, 2 * kBlockBytes};
@@ -459,14 +459,14 @@ TEST_CASE("a forked child leaves its parent's trace alone") {
 }
 
 TEST_CASE("records of a newer minor revision are skipped by their length") {
-  TraceBuilder newer(1, 3);
+  TraceBuilder newer(1, kTraceMinorVersion + 1);
   newer.record(0x40, std::string(std::size_t{5} << 20, 'x'));  // unknown here, and longer than a read chunk
   newer.record(0x04, page_fault_payload(0xabc) + "appended field");           // a longer page_fault
   newer.record(0x05, Bytes().u64(1).u64(2).u64(3).u64(4).u8(0).u8(42).data);  // a cause added later
   const std::string bytes = newer.finish();
   const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
   REQUIRE_MESSAGE(result, result.error);
-  CHECK(result.trace->header.minor_version == 3);
+  CHECK(result.trace->header.minor_version == kTraceMinorVersion + 1);
   CHECK(result.trace->header.metadata.at("tool") == "test");
   CHECK(result.trace->skipped_records == 1);
   REQUIRE(result.trace->faults.size() == 1);
@@ -605,7 +605,7 @@ TEST_CASE("summarize counts records, functions, migrated bytes and faults") {
   REQUIRE_MESSAGE(result, result.error);
   const std::string summary = summarize(*result.trace);
   MESSAGE(summary);
-  CHECK(summary.find("format 1.2") != std::string::npos);
+  CHECK(summary.find("format 1.3") != std::string::npos);
   CHECK(summary.find("device_name: NVIDIA H100 80GB HBM3") != std::string::npos);
   CHECK(summary.find("3 kernel launches, 1 kernel executions, 0 memcpys, 0 memsets, 1 page fault groups, "
                      "2 migrations, 2 range events, 2 hints, 1 resident samples, 1 function names") !=

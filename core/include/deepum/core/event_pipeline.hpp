@@ -65,7 +65,8 @@ struct PipelineStats {
   std::uint64_t migrations_to_host = 0, bytes_to_host = 0;
   std::uint64_t bytes_to_host_by_eviction = 0;  // the driver's own evictions
   std::uint64_t deepum_evictions = 0, deepum_evicted_bytes = 0, deepum_eviction_failures = 0;
-  std::uint64_t launch_evicted_bytes = 0;  // by evictions ordered before launches (when enabled)
+  std::uint64_t launch_evicted_bytes = 0;     // by evictions ordered before launches (when enabled)
+  std::uint64_t launch_prefetched_bytes = 0;  // by prefetches ordered before launches (when enabled)
   // Reactive eviction starts this far below the limit: the configured headroom, grown by each
   // overshoot past the limit (what arrived before an eviction took effect).
   std::uint64_t eviction_headroom_bytes = 0;
@@ -141,6 +142,11 @@ class EventPipeline {
   void on_eviction_done(const AddressRange& range, Timestamp time) {
     post(Migration{time, time, range.address, range.bytes, MigrationDirection::device_to_host,
                    MigrationCause::deepum_eviction_done});
+  }
+  // A prefetch deepum ordered before a launch ran from `start` to `end`: the range is on the GPU.
+  void on_prefetch_done(const AddressRange& range, Timestamp start, Timestamp end) {
+    post(Migration{start, end, range.address, range.bytes, MigrationDirection::host_to_device,
+                   MigrationCause::deepum_prefetch_done});
   }
   void on_function_name(std::uint64_t function, std::string name);
   // Worker only: the GPU has run every launch on `stream` before `correlation_id`. Applied at the

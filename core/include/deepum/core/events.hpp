@@ -87,7 +87,8 @@ enum class MigrationDirection : std::uint8_t { host_to_device, device_to_host };
 // deepum's own: an eviction it ordered before a launch has finished, so the whole range is on the
 // host as of `end`. Needed because CUPTI loses the driver's records of many of those evictions (a
 // streaming test faulted 64 MiB back in with no record of it ever leaving, H100): without it, the
-// records in time order would keep the range resident for good.
+// records in time order would keep the range resident for good. The other, its twin: a prefetch
+// deepum ordered before a launch has finished, so the whole range is on the GPU from `start`.
 enum class MigrationCause : std::uint8_t {
   unknown,
   user,
@@ -96,6 +97,7 @@ enum class MigrationCause : std::uint8_t {
   eviction,
   access_counters,
   deepum_eviction_done,
+  deepum_prefetch_done,
 };
 
 // Bytes moved by the driver (CUPTI unified-memory counter, BYTES_TRANSFER_HTOD/DTOH).

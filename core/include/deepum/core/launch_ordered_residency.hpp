@@ -33,6 +33,24 @@ struct LaunchEviction {
   // Wait for that eviction too before the launch; otherwise it runs alongside, and a later launch
   // waits for it (wait_for_pending) once its room is needed.
   bool wait_for_evict = false;
+  // The latest launch (LaunchOrderedResidency::launches_decided numbering) that named one of
+  // `evict`: the eviction may start as soon as the stream has run it, not only this launch's
+  // predecessors.
+  std::uint64_t evict_after_launch = 0;
+  // With prefetching: what the launch names that was not resident, to move to the GPU after the
+  // eviction (so into the room it makes), merged within each allocation; the launch waits for it.
+  // Only when it all fits under the limit: a launch naming more faults in what it touches (a gather
+  // over a large tensor touches a fraction of what it names).
+  std::vector<AddressRange> fetch;
+  // With discarding: victims whose contents are dead (in the program's allocator's cache, taken
+  // back on this stream), dropped instead of written back. Quick (nothing moves): the launch always
+  // waits for it, so nothing the program does later can run beside a discard.
+  std::vector<AddressRange> discard;
+};
+
+struct LaunchOrderedOptions {
+  bool prefetch = false;      // decide LaunchEviction::fetch
+  bool discard_dead = false;  // decide LaunchEviction::discard (on_buffer_returned, on_buffer_handed_out)
 };
 
 struct LaunchOrderedStats {
@@ -41,19 +59,31 @@ struct LaunchOrderedStats {
   std::uint64_t evictions = 0, evicted_bytes = 0;
   std::uint64_t waited_evictions = 0;  // the launch waited for it at once: the GPU stalled for it
   std::uint64_t waits_for_pending = 0;
-  std::uint64_t peak_bytes = 0;           // the model at most, evictions in flight included
-  std::uint64_t launches_over_limit = 0;  // named more than the limit leaves room for by itself
+  std::uint64_t peak_bytes = 0;                  // the model at most, evictions in flight included
+  std::uint64_t launches_over_limit = 0;         // named more than the limit leaves room for by itself
+  std::uint64_t fetches = 0, fetched_bytes = 0;  // with prefetching: launches given a fetch, and its bytes
+  std::uint64_t fetch_skipped_bytes = 0;         // named, not resident, not fetched: more than the limit left
+  std::uint64_t discarded_bytes = 0;             // victims dropped instead of written back
+  std::uint64_t dead_returned_bytes = 0;         // whole blocks of buffers the allocator took back
 };
 
 class LaunchOrderedResidency {
  public:
   // Evictions free at least `batch` below the limit, so they come once per batch, not per launch;
   // an eviction starts alongside the program once the model is within `batch` of the limit.
-  LaunchOrderedResidency(std::uint64_t limit_bytes, std::uint64_t batch_bytes)
-      : limit_(limit_bytes), batch_(std::min(batch_bytes, limit_bytes / 2)) {}
+  LaunchOrderedResidency(std::uint64_t limit_bytes, std::uint64_t batch_bytes,
+                         LaunchOrderedOptions options = {})
+      : limit_(limit_bytes), batch_(std::min(batch_bytes, limit_bytes / 2)), options_(options) {}
 
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes);
   void on_range_freed(std::uint64_t address);  // the address it was allocated at
+  // With discard_dead: the program's allocator took the buffer [address, address + bytes) back into
+  // its cache on `stream` (after every use of it there was enqueued). The whole 2 MB blocks inside
+  // it hold nothing the program can read while they stay in the cache.
+  void on_buffer_returned(std::uint64_t address, std::uint64_t bytes, std::uint64_t stream);
+  // The allocator handed a buffer out: every block it touches is live again (the program may write
+  // it in ways no launch names: a 2-D copy, a pointer kept in device memory).
+  void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes);
   // Counts what the launch names as resident and decides the evictions that must come before it.
   // `may_evict` false (the stream is being captured into a graph): counts only.
   LaunchEviction before_launch(const KernelLaunch& launch, bool may_evict = true);
@@ -63,6 +93,8 @@ class LaunchOrderedResidency {
   void eviction_failed(const LaunchEviction& decision);
 
   std::uint64_t resident_bytes() const { return resident_bytes_; }
+  // Launches, copies and memsets decided so far: the last one decided is number launches_decided().
+  std::uint64_t launches_decided() const { return launch_seq_; }
   std::uint64_t pending_bytes() const { return pending_bytes_; }
   const LaunchOrderedStats& stats() const { return stats_; }
 
@@ -74,6 +106,10 @@ class LaunchOrderedResidency {
   using LruEntry = std::pair<Range*, std::size_t>;  // (range, index of the part)
   struct Block {
     bool resident = false;
+    // Contents dead: the buffer holding the whole block was taken back on `dead_stream`, and none
+    // has been handed out over it since.
+    bool dead = false;
+    std::uint64_t dead_stream = 0;
     std::uint64_t named_at = 0;  // the launch that named it last
     std::list<LruEntry>::iterator lru;
   };
@@ -85,15 +121,21 @@ class LaunchOrderedResidency {
   // Marks the blocks [pointer, pointer + extent) names (extent 0: to the end of its allocation) as
   // named by `now`, into named_; returns the bytes among them not resident yet.
   std::uint64_t name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now);
-  // Counts named_ as resident and decides what must be evicted before them.
-  LaunchEviction decide(std::uint64_t new_bytes, std::uint64_t now, bool may_evict);
+  // Counts named_ as resident and decides what must be evicted before them, in `stream`.
+  LaunchEviction decide(std::uint64_t new_bytes, std::uint64_t now, std::uint64_t stream, bool may_evict);
+  // The non-resident named parts to fetch, if they fit in the room left under the limit.
+  void plan_fetch(LaunchEviction& decision);
+  // The range holding `address`, or nullptr.
+  Range* range_holding(std::uint64_t address);
   void make_resident(Range& range, std::size_t index);
   void make_evicted(Range& range, std::size_t index);
-  // Least recently named resident parts not named by launch `now`, covering `bytes`, merged into
-  // address ranges within one allocation each.
-  std::vector<AddressRange> victims(std::uint64_t bytes, std::uint64_t now);
+  // Resident parts not named by launch `now`, covering `bytes`: dead ones freed on `stream` first
+  // (into `discard`), then the least recently named (into `evict`); merged into address ranges
+  // within one allocation each.
+  void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
 
   std::uint64_t limit_, batch_;
+  LaunchOrderedOptions options_;
   std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
   std::list<LruEntry> lru_;                // resident parts, least recently named first
   std::uint64_t resident_bytes_ = 0;

@@ -27,7 +27,8 @@ namespace deepum::core {
 
 inline constexpr std::uint32_t kTraceMajorVersion = 1;  // a reader rejects any other major version
 // Newer minors only add, so older readers skip. 1.1: kernel_execution gained operation, copy_kind, bytes.
-inline constexpr std::uint32_t kTraceMinorVersion = 2;
+// 1.2: migration cause deepum_eviction_done; 1.3: deepum_prefetch_done.
+inline constexpr std::uint32_t kTraceMinorVersion = 3;
 
 // The name of a kernel function, recorded once before the function's first launch.
 struct FunctionName {

@@ -12,12 +12,21 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "deepum/core/hint_executor.hpp"
 
 namespace deepum::cuda {
+
+// The pointer and size arrays the driver's batched memory calls take.
+struct BatchRanges {
+  explicit BatchRanges(std::span<const core::AddressRange> ranges);
+  std::vector<CUdeviceptr> pointers;
+  std::vector<size_t> sizes;
+};
 
 class DriverHintExecutor final : public core::HintExecutor {
  public:

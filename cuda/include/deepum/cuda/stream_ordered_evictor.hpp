@@ -1,5 +1,6 @@
 // StreamOrderedEvictor: holds the resident limit at each launch, on the program's thread, by
-// evictions ordered in the launch's stream (see core::LaunchOrderedResidency for the model).
+// evictions ordered in the launch's stream (see core::LaunchOrderedResidency for the model), and
+// with prefetching, moves what the launch names to the GPU in bulk before it.
 //
 // An eviction runs on a stream of deepum's own, after an event recorded in the launch's stream
 // (so after every earlier launch there, the users of the victims included), and the launch's
@@ -7,10 +8,22 @@
 // the limit, however late CUPTI's records come. Streams being captured into a graph are left
 // alone (an event would become a graph node). Victims used by other streams may be faulted back:
 // correct, only slower.
+//
+// Discarding: blocks PyTorch's allocator holds in its cache (dead until handed out again) are
+// dropped instead of written back when they are chosen as victims, on a third stream, after the
+// program's work so far in the launch's stream (the stream they were freed on), and the launch
+// waits for the discard (quick: nothing moves).
+//
+// Prefetching: the launch's named blocks not yet resident are prefetched on a second stream of
+// deepum's as soon as the launch is enqueued, after the evictions the launch waits for (into the
+// room they make), and the launch's stream waits for them. The host enqueues a training step's launches
+// well ahead of the GPU, so most prefetches run while earlier kernels compute, and a kernel finds
+// its memory resident instead of faulting it in page by page.
 #pragma once
 
 #include <cuda.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -24,8 +37,9 @@ namespace deepum::cuda {
 
 class StreamOrderedEvictor {
  public:
-  StreamOrderedEvictor(std::uint64_t limit_bytes, std::uint64_t batch_bytes)
-      : model_(limit_bytes, batch_bytes) {}
+  StreamOrderedEvictor(std::uint64_t limit_bytes, std::uint64_t batch_bytes,
+                       core::LaunchOrderedOptions options = {})
+      : model_(limit_bytes, batch_bytes, options) {}
 
   // Creates the stream and events in the current context. Empty on success, else what failed.
   std::string create();
@@ -33,51 +47,118 @@ class StreamOrderedEvictor {
   // Allocation hooks, any thread.
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept;
   void on_range_freed(std::uint64_t address) noexcept;
+  // The program's allocator took a buffer back on `stream`, or handed one out (see
+  // LaunchOrderedResidency); any thread.
+  void on_buffer_returned(std::uint64_t address, std::uint64_t bytes, std::uint64_t stream) noexcept;
+  void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept;
+  // What was enqueued before one launch: the ranges evicted, discarded (dead, dropped) and
+  // prefetched (empty: none, or the driver refused; the first refusal is logged).
+  struct Moves {
+    std::vector<core::AddressRange> evicted, discarded, prefetched;
+  };
   // Program threads, inside the launch callback at API entry (before the launch is enqueued):
-  // enqueues what must come before the launch. Returns the ranges it evicted (empty: none, or the
-  // driver refused; the first refusal is logged).
-  std::vector<core::AddressRange> before_launch(const core::KernelLaunch& launch) noexcept;
+  // enqueues what must come before the launch.
+  Moves before_launch(const core::KernelLaunch& launch) noexcept;
   // The same before a copy or memset (its driver API entry).
-  std::vector<core::AddressRange> before_copy(const core::CopyLaunch& copy) noexcept;
+  Moves before_copy(const core::CopyLaunch& copy) noexcept;
 
-  // Worker: the evictions that finished since the last call, oldest first, each with when it
-  // finished on the clock of `now` (CUPTI loses many of the driver's records of them; the caller
-  // accounts for them itself). The first call sets the clock's origin.
-  std::vector<std::pair<core::AddressRange, std::uint64_t>> poll_finished(std::uint64_t now);
+  // An eviction or prefetch that finished, on the clock of poll_finished's `now`.
+  struct Finished {
+    core::AddressRange range;
+    bool to_gpu = false;
+    // start: prefetches only, when our stream got to it: after the prefetch before it and the
+    // eviction it waited for (a start read early would count the range resident while the
+    // eviction making its room still held the victims, an overshoot that never was).
+    std::uint64_t start = 0, end = 0;
+  };
+  // Worker: the moves that finished since the last call, oldest first (CUPTI loses many of the
+  // driver's records of them; the caller accounts for them itself). The first call sets the
+  // clock's origin.
+  std::vector<Finished> poll_finished(std::uint64_t now);
 
   core::LaunchOrderedStats stats();
   std::uint64_t skipped_capturing() const { return skipped_capturing_.load(std::memory_order_relaxed); }
   std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
-  // Evictions not issued because kEvents were still ahead of the GPU.
+  // Moves not issued because kMaxEvents were still ahead of the GPU.
   std::uint64_t skipped_busy() const { return skipped_busy_.load(std::memory_order_relaxed); }
+  std::uint64_t prefetch_failures() const { return prefetch_failures_.load(std::memory_order_relaxed); }
+  // Evictions that started after their victims' last users (a progress marker), not after every
+  // launch enqueued before the one needing the room.
+  std::uint64_t evictions_after_marker() const {
+    return evictions_after_marker_.load(std::memory_order_relaxed);
+  }
 
- private:
-  // Events for the ends of evictions: enough for every eviction the GPU has not reached yet (the
-  // host runs up to a training step ahead; GPT-2 124M at 3x decided 262 evictions in 11 steps).
- public:
+  // Events for the ends of moves: enough for every move the GPU has not reached yet (the host
+  // runs up to a training step ahead; GPT-2 124M at 3x decided 262 evictions in 11 steps, and
+  // with prefetching a launch in three or so has a prefetch). Created up front, then as needed.
   static constexpr std::size_t kEvents = 256;
+  static constexpr std::size_t kMaxEvents = 16384;
+  // Progress markers: an event recorded in a program stream every kMarkerInterval of its launches,
+  // the last kMarkers kept, so an eviction can start once the stream has run the victims' last
+  // users instead of everything enqueued before the launch that needs the room (the host runs up
+  // to a training step ahead: that wait left the link idle while the GPU caught up). Streams past
+  // kMarkerStreams get none.
+  static constexpr std::size_t kMarkers = 64, kMarkerInterval = 16, kMarkerStreams = 8;
 
  private:
+  enum class Move : std::uint8_t { eviction, discard, prefetch };
   struct InFlight {
-    CUevent done = nullptr;  // recorded on our stream after the eviction
+    CUevent done = nullptr;  // recorded on our stream after the move
     std::vector<core::AddressRange> ranges;
+    Move kind = Move::eviction;
+    std::uint64_t enqueued = 0;  // host time of the launch it came before
+    // A prefetch after the eviction whose room it waited for: 0 none, 1 the latest eviction issued
+    // before it, 2 the one before that (the latest runs alongside).
+    std::uint8_t waited_eviction = 0;
+    bool after_discard = false;  // a prefetch after the latest discard issued before it
   };
 
   // Decides with `decide(model, may_evict)` what must come before an operation enqueued in
-  // `stream_id`, and enqueues it.
+  // `stream_id` at `host_time`, and enqueues it.
   template <typename Decide>
-  std::vector<core::AddressRange> before_operation(std::uint64_t stream_id, Decide&& decide) noexcept;
-  bool issue(CUstream stream, core::LaunchEviction& decision);
+  Moves before_operation(std::uint64_t stream_id, std::uint64_t host_time, Decide&& decide) noexcept;
+  // Enqueues the eviction (false: it was not, and the model must restore it), then the prefetch
+  // (a failure leaves the launch to fault its memory in, as without prefetching).
+  bool issue(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time);
+  // `room`: the evictions and discard (if any) the prefetch must wait for, the launch's own waits;
+  // which eviction finishes last as in InFlight::waited_eviction.
+  bool issue_prefetch(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
+                      std::array<CUevent, 3> room, std::uint8_t waited_eviction);
+  // One cuMemDiscardAndPrefetchBatchAsync on `on`: `ranges` dropped and placed at `location`
+  // without copying.
+  CUresult discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges, CUmemLocation location,
+                                   CUstream on);
+  CUevent eviction_in_flight() const;  // the latest eviction not reaped yet; nullptr: none
+  struct MarkerRing {
+    CUstream stream = nullptr;
+    std::array<CUevent, kMarkers> events{};
+    std::array<std::uint64_t, kMarkers> recorded_before{};  // the launch each was recorded before
+    std::size_t next = 0, count = 0;
+    std::uint64_t launches = 0;
+  };
+  // Every kMarkerInterval-th launch in `stream`: a marker before launch `launch` (no-op otherwise).
+  void mark_progress(CUstream stream, std::uint64_t launch);
+  // The earliest marker in `stream` recorded after launch `launch` was enqueued; nullptr: none.
+  CUevent marker_after(CUstream stream, std::uint64_t launch) const;
+  CUevent take_event();  // nullptr: kMaxEvents in flight, or the driver refused one
   // Moves finished evictions to finished_ and their events back to the pool; under mutex_.
   void reap();
 
-  std::mutex mutex_;  // the model, the events, and the order of event records on our stream
+  std::mutex mutex_;  // the model, the events, the markers, and the order of event records on our stream
+  std::vector<MarkerRing> markers_;  // at most kMarkerStreams
   core::LaunchOrderedResidency model_;
-  CUstream stream_ = nullptr;
-  CUevent program_done_ = nullptr;  // recorded in the launch's stream, waited for by ours
+  CUstream stream_ = nullptr;          // evictions
+  CUstream fetch_stream_ = nullptr;    // prefetches
+  CUstream discard_stream_ = nullptr;  // discards of dead victims
+  CUevent program_done_ = nullptr;     // recorded in the launch's stream, waited for by ours
+  CUdevice device_ = 0;
   std::vector<CUevent> free_events_;
+  std::size_t events_created_ = 0;
   std::deque<InFlight> in_flight_;  // in the order issued on our stream (which is their end order)
-  std::vector<std::pair<core::AddressRange, std::uint64_t>> finished_;  // with their end times
+  std::vector<Finished> finished_;
+  std::uint64_t last_prefetch_end_ = 0;           // when the latest prefetch reaped finished
+  std::array<std::uint64_t, 2> eviction_ends_{};  // when the latest two evictions reaped finished
+  std::uint64_t last_discard_end_ = 0;            // when the latest discard reaped finished
   // An event on our stream whose time on the caller's clock is known: the ends of evictions are
   // timed from it on the GPU's clock (the worker sees them up to milliseconds later, while the
   // next launch is already faulting memory in).
@@ -85,7 +166,8 @@ class StreamOrderedEvictor {
   CUstream anchor_stream_ = nullptr;  // idle: the anchor is not queued behind evictions
   std::uint64_t anchor_time_ = 0;     // 0: not set yet
   std::uint64_t last_poll_ = 0;
-  std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0};
+  std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};
+  std::atomic<std::uint64_t> evictions_after_marker_{0};
 };
 
 }  // namespace deepum::cuda
