@@ -74,11 +74,13 @@ void StreamOrderedEvictor::on_range_freed(std::uint64_t address) noexcept {
 
 void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,
                                               std::uint64_t stream) noexcept {
+  if (!discards_) return;
   std::lock_guard lock(mutex_);
   model_.on_buffer_returned(address, bytes, stream);
 }
 
 void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept {
+  if (!discards_) return;
   std::lock_guard lock(mutex_);
   model_.on_buffer_handed_out(address, bytes);
 }

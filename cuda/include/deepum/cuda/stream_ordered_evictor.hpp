@@ -39,7 +39,7 @@ class StreamOrderedEvictor {
  public:
   StreamOrderedEvictor(std::uint64_t limit_bytes, std::uint64_t batch_bytes,
                        core::LaunchOrderedOptions options = {})
-      : model_(limit_bytes, batch_bytes, options) {}
+      : model_(limit_bytes, batch_bytes, options), discards_(options.discard_dead) {}
 
   // Creates the stream and events in the current context. Empty on success, else what failed.
   std::string create();
@@ -48,7 +48,8 @@ class StreamOrderedEvictor {
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept;
   void on_range_freed(std::uint64_t address) noexcept;
   // The program's allocator took a buffer back on `stream`, or handed one out (see
-  // LaunchOrderedResidency); any thread.
+  // LaunchOrderedResidency); any thread. Without discarding, nothing (not even the lock: PyTorch
+  // calls these on every allocation).
   void on_buffer_returned(std::uint64_t address, std::uint64_t bytes, std::uint64_t stream) noexcept;
   void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept;
   // What was enqueued before one launch: the ranges evicted, discarded (dead, dropped) and
@@ -147,6 +148,7 @@ class StreamOrderedEvictor {
   std::mutex mutex_;  // the model, the events, the markers, and the order of event records on our stream
   std::vector<MarkerRing> markers_;  // at most kMarkerStreams
   core::LaunchOrderedResidency model_;
+  const bool discards_;
   CUstream stream_ = nullptr;          // evictions
   CUstream fetch_stream_ = nullptr;    // prefetches
   CUstream discard_stream_ = nullptr;  // discards of dead victims
