@@ -96,7 +96,7 @@ void LaunchOrderedResidency::make_evicted(Range& range, std::size_t index) {
 }
 
 void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream,
-                                            LaunchEviction& decision) {
+                                            std::uint64_t alongside, LaunchEviction& decision) {
   std::vector<LruEntry> dead, live;
   std::uint64_t covered = 0;
   const auto take = [&](bool dead_only) {
@@ -128,8 +128,10 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
   };
   merge(dead, decision.discard);
   merge(live, decision.evict);
-  for (auto [range, index] : live)
+  for (auto [range, index] : live) {
     decision.evict_after_launch = std::max(decision.evict_after_launch, range->blocks[index].named_at);
+    range->blocks[index].evicted_alongside = alongside;
+  }
   for (const AddressRange& range : decision.discard) stats_.discarded_bytes += range.bytes;
 }
 
@@ -192,14 +194,14 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
   const std::uint64_t before = resident_bytes_;
   if (may_evict && projected > limit_) {
     // Still over: evict a batch below the limit, and the launch waits for it.
-    choose_victims(projected - (limit_ - batch_), now, stream, decision);
+    choose_victims(projected - (limit_ - batch_), now, stream, 0, decision);
     // Nothing to evict (the launch names every resident block): nothing to wait for.
     decision.wait_for_evict = !decision.evict.empty();
     if (decision.wait_for_evict) ++stats_.waited_evictions;
   } else if (may_evict && pending_bytes_ == 0 && projected > limit_ - batch_) {
     // Within a batch of the limit: evict a batch alongside the program, waited for only when the
     // room is needed (discards are always waited for: they free their room at once).
-    choose_victims(batch_, now, stream, decision);
+    choose_victims(batch_, now, stream, ++pending_id_, decision);
     pending_bytes_ = total_bytes(decision.evict);
   }
   stats_.evicted_bytes += before - resident_bytes_;
@@ -228,8 +230,11 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
   // named_ runs by pointer and, within one, by block: consecutive parts of one range merge.
   const Range* last_range = nullptr;
   for (auto [range, index] : named_) {
-    if (range->blocks[index].resident) continue;
+    const Block& block = range->blocks[index];
+    if (block.resident) continue;
     append_merged(decision.fetch, last_range, range, part(*range, index));
+    if (pending_bytes_ != 0 && block.evicted_alongside == pending_id_)
+      decision.fetch_waits_for_pending = true;
   }
   stats_.fetched_bytes += wanted_bytes;
   if (!decision.fetch.empty()) ++stats_.fetches;

@@ -177,7 +177,25 @@ CUevent StreamOrderedEvictor::eviction_in_flight() const {
   return nullptr;  // finished (reaped) already
 }
 
-bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time) {
+bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
+                                 std::vector<core::AddressRange>& discarded) {
+  const auto failed = [this](CUresult r) {
+    if (failures_.fetch_add(1, std::memory_order_relaxed) == 0) {
+      core::logger().warn("an eviction before a launch failed ({}); later failures are only counted",
+                          describe("", r));
+    }
+    return false;
+  };
+  // The room the eviction in flight makes is needed now, unless it has finished already: the
+  // model counts that room free from here on, so the launch waits for it whatever follows (on the
+  // host, if the driver refuses the stream wait).
+  CUevent pending = decision.wait_for_pending ? eviction_in_flight() : nullptr;
+  if (pending != nullptr) {
+    if (CUresult r = stream_wait_event.get()(stream, pending, 0); r != CUDA_SUCCESS) {
+      if (event_synchronize.get() != nullptr) event_synchronize.get()(pending);
+      return failed(r);
+    }
+  }
   // An event for each move, taken first: when the host is kMaxEvents moves ahead of the GPU,
   // nothing is enqueued now and the next launches decide again.
   CUevent dropped = decision.discard.empty() ? nullptr : take_event();
@@ -192,22 +210,25 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   CUmemLocation host{};
   host.type = CU_MEM_LOCATION_TYPE_HOST;
   CUresult r = CUDA_SUCCESS;
-  // The room the eviction in flight makes is needed now, unless it has finished already.
-  CUevent pending = decision.wait_for_pending ? eviction_in_flight() : nullptr;
-  if (pending != nullptr) r = stream_wait_event.get()(stream, pending, 0);
-  if (r == CUDA_SUCCESS && dropped != nullptr) {
+  if (dropped != nullptr) {
     // After the program's work so far in the launch's stream: every user of the dead blocks,
-    // named or not.
+    // named or not. Dropped and placed on the host in one call, nothing copied, on a stream of
+    // their own (not queued behind evictions).
     r = event_record.get()(program_done_, stream);
-    // Dead victims: dropped and placed on the host in one call, nothing copied, on a stream of
-    // their own (not queued behind evictions); the launch waits for it, so nothing the program
-    // enqueues later can run beside the discard.
     if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
     if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.discard, host, discard_stream_);
-    if (r == CUDA_SUCCESS) r = event_record.get()(dropped, discard_stream_);
     if (r == CUDA_SUCCESS) {
-      in_flight_.push_back({dropped, decision.discard, Move::discard, host_time});
-      r = stream_wait_event.get()(stream, dropped, 0);
+      // Queued: nothing the program enqueues later may run beside it (a block handed out again
+      // would lose what is written into it), so the launch waits for it, or else the host does.
+      discarded = std::exchange(decision.discard, {});
+      r = event_record.get()(dropped, discard_stream_);
+      if (r == CUDA_SUCCESS) {
+        in_flight_.push_back({dropped, discarded, Move::discard, host_time});
+        r = stream_wait_event.get()(stream, dropped, 0);
+      } else {
+        free_events_.push_back(std::exchange(dropped, nullptr));
+      }
+      if (r != CUDA_SUCCESS && stream_synchronize.get() != nullptr) stream_synchronize.get()(discard_stream_);
     } else {
       free_events_.push_back(std::exchange(dropped, nullptr));
     }
@@ -242,20 +263,17 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   } else if (done != nullptr) {
     free_events_.push_back(done);
   }
-  if (r != CUDA_SUCCESS) {
-    if (failures_.fetch_add(1, std::memory_order_relaxed) == 0) {
-      core::logger().warn("an eviction before a launch failed ({}); later failures are only counted",
-                          describe("", r));
-    }
-    return false;
-  }
-  // The eviction the prefetch's room comes from finishes last among those it waits for.
+  if (r != CUDA_SUCCESS) return failed(r);
+  // The eviction the prefetch's room comes from finishes last among those it waits for: this
+  // launch's, else the one in flight (waited for, or holding blocks the prefetch brings back).
+  CUevent in_flight = pending;
+  if (in_flight == nullptr && decision.fetch_waits_for_pending) in_flight = eviction_in_flight();
   const bool evicted_alongside = !decision.evict.empty() && evicted == nullptr;
-  const std::uint8_t waited_eviction = evicted != nullptr   ? 1
-                                       : pending != nullptr ? (evicted_alongside ? 2 : 1)
-                                                            : 0;
+  const std::uint8_t waited_eviction = evicted != nullptr     ? 1
+                                       : in_flight != nullptr ? (evicted_alongside ? 2 : 1)
+                                                              : 0;
   if (!decision.fetch.empty() &&
-      !issue_prefetch(stream, decision, host_time, {pending, evicted, dropped}, waited_eviction))
+      !issue_prefetch(stream, decision, host_time, {in_flight, evicted, dropped}, waited_eviction))
     decision.fetch.clear();
   return true;
 }
@@ -336,11 +354,12 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     if (!decision.wait_for_pending && decision.evict.empty() && decision.discard.empty() &&
         decision.fetch.empty())
       return {};
-    if (!issue(stream, decision, host_time)) {
-      model_.eviction_failed(decision);
-      return {};
+    std::vector<core::AddressRange> discarded;
+    if (!issue(stream, decision, host_time, discarded)) {
+      model_.eviction_failed(decision);  // what was not enqueued
+      return {{}, std::move(discarded), {}};
     }
-    return {std::move(decision.evict), std::move(decision.discard), std::move(decision.fetch)};
+    return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch)};
   } catch (const std::exception&) {
     return {};  // out of memory for the victims' list: this operation evicts nothing
   }

@@ -833,6 +833,25 @@ TEST_CASE("with prefetching, a launch naming more than the limit leaves fetches 
   CHECK(alongside.resident_bytes() + alongside.pending_bytes() <= kLimit);
 }
 
+TEST_CASE("with prefetching, a block the eviction in flight is moving out is fetched after it") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, {.prefetch = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 10 * kMiB));
+  const LaunchEviction batch = model.before_launch(launch_naming(kBase + 10 * kMiB, 4 * kMiB));
+  REQUIRE(batch.evict == std::vector<AddressRange>{{kBase, 4 * kMiB}});  // alongside, not waited for
+  CHECK_FALSE(batch.fetch_waits_for_pending);
+  // Named again while that eviction may still run: fetched after it, not before (it would be
+  // moved back out).
+  const LaunchEviction again = model.before_launch(launch_naming(kBase, 2 * kMiB));
+  CHECK_FALSE(again.wait_for_pending);
+  CHECK(again.fetch == std::vector<AddressRange>{{kBase, 2 * kMiB}});
+  CHECK(again.fetch_waits_for_pending);
+  // Once a launch has waited for it, a later fetch of its victims waits for nothing.
+  const LaunchEviction past = model.before_launch(launch_naming(kBase + 20 * kMiB, 4 * kMiB));
+  CHECK(past.wait_for_pending);
+  CHECK_FALSE(model.before_launch(launch_naming(kBase + 2 * kMiB, 2 * kMiB)).fetch_waits_for_pending);
+}
+
 TEST_CASE("with discarding, victims in the allocator's cache are dropped first, not written back") {
   constexpr std::uint64_t kLimit = 16 * kMiB;
   constexpr std::uint64_t kStream = 0x5000, kOtherStream = 0x6000;

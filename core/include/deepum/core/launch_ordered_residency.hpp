@@ -42,6 +42,9 @@ struct LaunchEviction {
   // Only when it all fits under the limit: a launch naming more faults in what it touches (a gather
   // over a large tensor touches a fraction of what it names).
   std::vector<AddressRange> fetch;
+  // Some of `fetch` is being moved out by the eviction in flight (not waited for by the launch):
+  // the fetch waits for it, else it would arrive first and be moved back.
+  bool fetch_waits_for_pending = false;
   // With discarding: victims whose contents are dead (in the program's allocator's cache, taken
   // back on this stream), dropped instead of written back. Quick (nothing moves): the launch always
   // waits for it, so nothing the program does later can run beside a discard.
@@ -110,7 +113,8 @@ class LaunchOrderedResidency {
     // has been handed out over it since.
     bool dead = false;
     std::uint64_t dead_stream = 0;
-    std::uint64_t named_at = 0;  // the launch that named it last
+    std::uint64_t evicted_alongside = 0;  // the eviction alongside (pending_id_) that took it last
+    std::uint64_t named_at = 0;           // the launch that named it last
     std::list<LruEntry>::iterator lru;
   };
   struct Range {
@@ -130,9 +134,10 @@ class LaunchOrderedResidency {
   void make_resident(Range& range, std::size_t index);
   void make_evicted(Range& range, std::size_t index);
   // Resident parts not named by launch `now`, covering `bytes`: dead ones freed on `stream` first
-  // (into `discard`), then the least recently named (into `evict`); merged into address ranges
-  // within one allocation each.
-  void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
+  // (into `discard`), then the least recently named (into `evict`, each marked evicted_alongside =
+  // `alongside`); merged into address ranges within one allocation each.
+  void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, std::uint64_t alongside,
+                      LaunchEviction& decision);
 
   std::uint64_t limit_, batch_;
   LaunchOrderedOptions options_;
@@ -140,6 +145,7 @@ class LaunchOrderedResidency {
   std::list<LruEntry> lru_;                // resident parts, least recently named first
   std::uint64_t resident_bytes_ = 0;
   std::uint64_t pending_bytes_ = 0;  // evicted by an eviction the program has not waited for yet
+  std::uint64_t pending_id_ = 0;     // that eviction's number (evictions alongside, counted)
   std::uint64_t launch_seq_ = 0;
   std::vector<LruEntry> named_;  // scratch, kept to avoid allocating per launch
   LaunchOrderedStats stats_;

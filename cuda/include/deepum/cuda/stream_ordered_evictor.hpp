@@ -118,9 +118,12 @@ class StreamOrderedEvictor {
   // `stream_id` at `host_time`, and enqueues it.
   template <typename Decide>
   Moves before_operation(std::uint64_t stream_id, std::uint64_t host_time, Decide&& decide) noexcept;
-  // Enqueues the eviction (false: it was not, and the model must restore it), then the prefetch
-  // (a failure leaves the launch to fault its memory in, as without prefetching).
-  bool issue(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time);
+  // Enqueues the discard, the eviction, then the prefetch (a failure there leaves the launch to
+  // fault its memory in, as without prefetching). False: what `decision` still holds was not
+  // enqueued, and the model must restore it; a discard once enqueued moves to `discarded` either
+  // way, and the launch (or, failing that, the host) waits for it.
+  bool issue(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
+             std::vector<core::AddressRange>& discarded);
   // `room`: the evictions and discard (if any) the prefetch must wait for, the launch's own waits;
   // which eviction finishes last as in InFlight::waited_eviction.
   bool issue_prefetch(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
@@ -156,7 +159,9 @@ class StreamOrderedEvictor {
   CUdevice device_ = 0;
   std::vector<CUevent> free_events_;
   std::size_t events_created_ = 0;
-  std::deque<InFlight> in_flight_;  // in the order issued on our stream (which is their end order)
+  // In the order issued on our three streams (reaped in that order: a move may wait for the ones
+  // issued before it to be reaped).
+  std::deque<InFlight> in_flight_;
   std::vector<Finished> finished_;
   std::uint64_t last_prefetch_end_ = 0;           // when the latest prefetch reaped finished
   std::array<std::uint64_t, 2> eviction_ends_{};  // when the latest two evictions reaped finished
