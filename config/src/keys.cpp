@@ -31,12 +31,12 @@ constexpr std::array kKeys{
             "in bulk, on deepum's stream after the evictions that make room, as the launch is enqueued, "
             "and make the launch wait for them instead of faulting them in.",
             field<&Config::stream_ordered_prefetch>()},
-    KeySpec{"stream_ordered_discard", "false",
-            "With stream_ordered_eviction: blocks PyTorch's caching allocator takes back (whole 2 MB blocks "
-            "of a freed tensor) are discarded instead of written back when evicted, after their last use on "
-            "the tensor's stream, and placed on the GPU without copying their stale contents when a launch "
-            "names them again (with stream_ordered_prefetch).",
-            field<&Config::stream_ordered_discard>()},
+    KeySpec{
+        "stream_ordered_discard", "false",
+        "With stream_ordered_eviction: victims PyTorch's caching allocator holds in its cache (whole 2 MB "
+        "blocks of freed tensors, not handed out again) are discarded instead of written back, after the "
+        "work so far in the stream they were freed on; the launch waits for the discard.",
+        field<&Config::stream_ordered_discard>()},
     KeySpec{
         "remote_access", "off",
         "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "

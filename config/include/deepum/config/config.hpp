@@ -88,8 +88,8 @@ struct Config {
   // With it: each launch's named blocks are also prefetched in bulk before it (the host enqueues
   // launches ahead of the GPU, so the prefetch overlaps earlier kernels).
   bool stream_ordered_prefetch = false;
-  // With it: blocks PyTorch's caching allocator took back are dropped instead of written back when
-  // evicted, and placed on the GPU without a copy when a launch names them again.
+  // With it: victims PyTorch's caching allocator holds in its cache are dropped instead of written
+  // back.
   bool stream_ordered_discard = false;
   // Under an enforced resident_limit: whether what is not resident is used over the link instead
   // of being faulted in, so that only deepum's own prefetches add to residency.
