@@ -42,6 +42,15 @@ PipelineOptions enforcing(std::uint64_t limit, std::uint64_t headroom = 256 * kM
   return options;
 }
 
+// The limit held by evictions ordered before launches (the worker does not evict from records).
+PipelineOptions evicting_before_launches(std::uint64_t limit) {
+  PipelineOptions options = enforcing(limit);
+  options.evicts_before_launches = true;
+  return options;
+}
+
+constexpr Timestamp kMs = 1'000'000;
+
 using deepum::test::RecordingExecutor;
 }  // namespace
 
@@ -190,7 +199,6 @@ TEST_CASE(
 }
 
 TEST_CASE("records that arrive in bursts push residency past the limit; replayed, they widen the headroom") {
-  constexpr Timestamp kMs = 1'000'000;
   EventPipeline pipeline(enforcing(64 * kMiB, 8 * kMiB));
   RecordingExecutor executor;
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 1024 * kMiB});
@@ -492,7 +500,6 @@ TEST_CASE("replay_residency orders records by time, whatever order they arrived 
 
 TEST_CASE(
     "the pipeline replays settled records in time order: the true peak, and the headroom learns from it") {
-  constexpr Timestamp kMs = 1'000'000;
   EventPipeline pipeline(enforcing(64 * kMiB, 8 * kMiB));
   RecordingExecutor executor;
   pipeline.on_range({RangeEvent::Kind::allocated, 1, kBase, 256 * kMiB});
@@ -523,7 +530,6 @@ TEST_CASE(
 }
 
 TEST_CASE("TimeOrderedResidency: held records replay in time order; one later than the delay is counted") {
-  constexpr Timestamp kMs = 1'000'000;
   TimeOrderedResidency replay(8 * kMiB, 100 * kMs);
   replay.on_range({RangeEvent::Kind::allocated, 1, kBase, 64 * kMiB});
   // Arrival order differs from time order; equal times keep arrival order.
@@ -685,10 +691,7 @@ TEST_CASE("evictions before launches: capture, refusals, frees, and launches lar
 }
 
 TEST_CASE("a finished eviction before a launch leaves the records in time order, with no bytes counted") {
-  constexpr Timestamp kMs = 1'000'000;
-  PipelineOptions options = enforcing(8 * kMiB);
-  options.evicts_before_launches = true;
-  EventPipeline pipeline(options);
+  EventPipeline pipeline(evicting_before_launches(8 * kMiB));
   RecordingExecutor executor;
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 64 * kMiB});
   pipeline.on_migration(migration(kBase, 8 * kMiB, MigrationDirection::host_to_device, 1 * kMs));
@@ -908,10 +911,7 @@ TEST_CASE("with discarding, victims in the allocator's cache are dropped first, 
 }
 
 TEST_CASE("a finished prefetch before a launch counts the range resident from its start") {
-  constexpr Timestamp kMs = 1'000'000;
-  PipelineOptions options = enforcing(64 * kMiB);
-  options.evicts_before_launches = true;
-  EventPipeline pipeline(options);
+  EventPipeline pipeline(evicting_before_launches(64 * kMiB));
   RecordingExecutor executor;
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 64 * kMiB});
   // Decided (the live estimate counts it at once), then done on the GPU from 2 to 3 ms; CUPTI's
