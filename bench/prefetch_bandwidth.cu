@@ -3,7 +3,8 @@
 //
 //   prefetch_bandwidth [MiB]   (default 2048; keep it well under the GPU's free memory)
 //
-// Prints one line per measurement, "name GB/s", best of 3, and a JSON line last. Runs natively:
+// Prints one line per measurement, "name GB/s", best of 3 (both_ways: bytes moved either way over
+// the time, half each way at once), and a JSON line last. Runs natively:
 // deepum would turn nothing here into anything else (the memory is already managed).
 #include <cuda_runtime.h>
 
@@ -73,6 +74,28 @@ int main(int argc, char** argv) {
       r.best = std::max(r.best, gbps);
     }
   }
+  // Both ways at once, as a training step needs (evictions out, fetches in), on two streams: half
+  // the buffer to the host while the other half comes to the GPU. Unified Memory migrations share
+  // the driver's work, so this is not the sum of the two one-way figures.
+  cudaStream_t other;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+  double both_ways = 0;
+  const size_t half = bytes / 2;
+  for (int round = 0; round < 3; ++round) {
+    CHECK_CUDA(cudaMemPrefetchAsync(data, half, device_location(device), 0, stream));
+    CHECK_CUDA(cudaMemPrefetchAsync(data + half, half, host_location(), 0, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t offset = 0; offset < half; offset += 64 << 20) {
+      const size_t n = std::min<size_t>(64 << 20, half - offset);
+      CHECK_CUDA(cudaMemPrefetchAsync(data + offset, n, host_location(), 0, stream));
+      CHECK_CUDA(cudaMemPrefetchAsync(data + half + offset, n, device_location(device), 0, other));
+    }
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaStreamSynchronize(other));
+    both_ways = std::max(both_ways, static_cast<double>(2 * half) / seconds_since(start) / 1e9);
+  }
+  results.push_back({"both_ways_64MiB_ranges", 0, false, both_ways});
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
   std::printf("device %s, %zu MiB, best of 3\n", prop.name, mib);

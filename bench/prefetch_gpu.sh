@@ -20,11 +20,15 @@
 #             reactive eviction from CUPTI's records alone (stream_ordered_eviction false); ordered:
 #             reactive eviction with each launch's memory prefetched before it (stream_ordered_prefetch);
 #             discard: with PyTorch's cached blocks dropped, not written back (stream_ordered_discard);
-#             ordered_discard: both; first
+#             ordered_discard: both; place: fresh blocks placed without a copy
+#             (stream_ordered_place_fresh); first
 #             the residency_gauge_probe (what the driver's free-memory figure shows of managed
 #             memory; SKIP_PROBE=1 skips it)
+#   Modes joined by "+" combine (ordered_discard+head256MiB).
 #   REPEATS=N runs each mode of remote and limit N times, interleaved. REPLAY=1 traces each of their
-#   runs and replays its migration records in time order (deepum trace residency: NAME_replay.txt).
+#   runs and replays its migration records in time order (deepum trace residency: NAME_replay.txt);
+#   BREAKDOWN=1 adds where the GPU's time went (bench/step_breakdown.py: NAME_breakdown.md), but for
+#   reactive runs.
 #   SKIP_CTEST=1 skips ctest in main, remote and limit.
 # Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
 # run; GPT-2 124M at batch 8 needs ~11 GiB.
@@ -49,8 +53,18 @@ run_ctest() {
   (cd "$root/build-gpu" && ctest --output-on-failure -V) >"$out/ctest.log" 2>&1
   grep -E "tests passed|tests failed|\*\*\*Failed|Skipped" "$out/ctest.log" | tail -8
 }
-# mode_settings MODE: the environment of one mode of the remote and limit phases.
+# mode_settings MODE: the environment of one mode of the remote and limit phases; modes joined by
+# "+" combine (ordered_discard+head256MiB).
 mode_settings() {
+  local combined=() part
+  local IFS=+
+  for part in $1; do
+    mode_setting "$part"
+    combined+=("${settings[@]}")
+  done
+  settings=("${combined[@]}")
+}
+mode_setting() {
   case $1 in
   reactive) settings=(DEEPUM_PREFETCH_ENABLED=false) ;;
   shared) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_TRACE_PER_THREAD_BUFFERS=false) ;;
@@ -63,6 +77,7 @@ mode_settings() {
   discard) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_DISCARD=true) ;;
   ordered_discard) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PREFETCH=true
     DEEPUM_STREAM_ORDERED_DISCARD=true) ;;
+  place) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PLACE_FRESH=true) ;;
   mapped | on_fault) settings=(DEEPUM_REMOTE_ACCESS="$1") ;;
   *) echo "prefetch_gpu.sh: unknown mode $1" >&2; exit 2 ;;
   esac
@@ -76,7 +91,7 @@ run_modes() {
     for ((r = 1; r <= repeats; r++)); do
       for mode in $2; do
         mode_settings "$mode"
-        local name="gpt2_${mode}_x$factor"
+        local name="gpt2_${mode//+/-}_x$factor"  # "+" is no file name character for the device
         ((repeats > 1)) && name+="_r$r"
         (export DEEPUM_RESIDENT_LIMIT="$limit" "${settings[@]}"
           [[ ${REPLAY:-0} == 1 ]] && export DEEPUM_TRACE_FILE="$out/$name"
@@ -86,6 +101,12 @@ run_modes() {
           if "$root/build-gpu/bin/deepum" trace residency "$out/$name.dtrace" "$limit" --timeline 100 \
             >"$out/${name}_replay.txt" 2>&1; then
             echo "$name: $(grep -E '^peak resident' "$out/${name}_replay.txt")"
+            # BREAKDOWN=1: where the GPU's time went over the last steps (bench/step_breakdown.py);
+            # not for reactive runs, whose millions of fault-time migrations take minutes to read
+            if [[ ${BREAKDOWN:-0} == 1 && $mode != reactive ]]; then
+              python3 "$root/bench/step_breakdown.py" "$out/$name.perfetto.json" --json \
+                >"$out/${name}_breakdown.md" 2>&1 && sed -n 1,12p "$out/${name}_breakdown.md"
+            fi
             rm -f "$out/$name.dtrace" "$out/$name.perfetto.json"
           else
             echo "$name: the replay failed (kept $name.dtrace): $(tail -1 "$out/${name}_replay.txt")"

@@ -6,10 +6,10 @@
 Each RUN is a path prefix P with P.json (train_gpt2.py --json) and P_stats.json (deepum's
 stats_file). A run's oversubscription factor and mode come from its name, ..._MODE_xFACTOR
 (e.g. gpt2_reactive_x2, gpt2_deepum_x3), with an optional repeat number (gpt2_deepum_x3_r2) that
-pairs it with the reactive run of the same repeat. The floor at factor f is the larger of the native step
-time and the time to move the bytes that must cross the link each step: with footprint F (native
-peak reserved) and resident limit L = F / f, at least F - L must come in and F - L go out, each
-direction at the measured large-range prefetch bandwidth, the two directions overlapped.
+pairs it with the reactive run of the same repeat. The floor at factor f is suite_report.floor_ms:
+the larger of the native step time and the time to move the bytes that must cross the link each
+step: with footprint F (native peak reserved) and resident limit L = F / f, F - L in and F - L out,
+at the measured rate of large-range prefetches both ways at once.
 Prints a Markdown table; standard library only.
 """
 
@@ -20,6 +20,8 @@ import json
 import re
 import sys
 from pathlib import Path
+
+from suite_report import floor_ms  # the same floor as the suite's tables
 
 GIB = 1024**3
 
@@ -74,12 +76,14 @@ def main(argv: list[str]) -> int:
     bandwidth = load(args.bandwidth)
     h2d = bandwidth["h2d_64MiB_ranges_gbps"] * 1e9
     d2h = bandwidth["d2h_64MiB_ranges_gbps"] * 1e9
+    both_ways = bandwidth.get("both_ways_64MiB_ranges_gbps", 0) * 1e9
     native_ms = native["median_step_ms"]
     footprint = native["peak_reserved_bytes"]
     steps = len(native.get("losses") or []) or 1
     print(f"GPU: {native.get('device', '?')}; native median step {native_ms:.1f} ms; footprint "
           f"{footprint / GIB:.2f} GiB; prefetch bandwidth (64 MiB ranges) H2D {h2d / 1e9:.1f} GB/s, "
-          f"D2H {d2h / 1e9:.1f} GB/s\n")
+          f"D2H {d2h / 1e9:.1f} GB/s" + (f", both ways at once {both_ways / 1e9:.1f} GB/s" if both_ways else "") +
+          "\n")
 
     rows = []
     reactive: dict[str, dict] = {}
@@ -112,8 +116,7 @@ def main(argv: list[str]) -> int:
         run, t, stats = e["run"], e["t"], e["stats"]
         ms = run.get("median_step_ms") or float("nan")
         f = float(e["factor"])
-        must_move = footprint - footprint / f
-        floor_ms = max(native_ms, 1000 * must_move / h2d, 1000 * must_move / d2h)
+        floor = floor_ms(native_ms, footprint, f, bandwidth)
         base = reactive.get(e["factor"] + e["repeat"])
         speedup = f"{base['run']['median_step_ms'] / ms:.2f}" if base else "-"
         faults = t.get("faults", 0)
@@ -126,7 +129,7 @@ def main(argv: list[str]) -> int:
         if pf and "faults_in_window" in pf:
             prefetched += f"; fault records predicted/not {pf['faults_in_window']}/{pf['faults_outside_window']}"
         rows_cells = [
-            e["name"], f"{ms:.1f}", f"{ms / native_ms:.2f}", f"{ms / floor_ms:.2f} (floor {floor_ms:.0f} ms)",
+            e["name"], f"{ms:.1f}", f"{ms / native_ms:.2f}", f"{ms / floor:.2f} (floor {floor:.0f} ms)",
             speedup, losses_equal(native, run), f"{faults}{fault_share}",
             f"{t.get('bytes_to_gpu', 0) / GIB:.1f} / {t.get('bytes_to_host', 0) / GIB:.1f}",
             peak_cell(t.get("peak_estimated_resident_bytes", 0), limit),
@@ -134,7 +137,8 @@ def main(argv: list[str]) -> int:
             late_cell(t), remote_cell(t), prefetched,
         ]
         print("| " + " | ".join(rows_cells) + " |")
-    print(f"\n(runs of {steps} steps; the floor counts F - L bytes each way per step)")
+    print(f"\n(runs of {steps} steps; the floor counts F - L bytes each way per step"
+          + (", at the both-ways rate)" if both_ways else ", the two ways overlapped)"))
     return 0
 
 

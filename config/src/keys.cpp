@@ -37,6 +37,15 @@ constexpr std::array kKeys{
         "blocks of freed tensors, not handed out again) are discarded instead of written back, after the "
         "work so far in the stream they were freed on; the launch waits for the discard.",
         field<&Config::stream_ordered_discard>()},
+    KeySpec{"stream_ordered_place_fresh", "false",
+            "With stream_ordered_eviction: a fresh block (a whole 2 MB block of memory just allocated, or "
+            "handed out again by PyTorch's caching allocator, that no launch has named since) is made "
+            "resident without copying its stale contents, when the first launch naming it finds it "
+            "evicted. Sound only if every write reaches the memory by a launch, copy or memset that names "
+            "it: a write deepum cannot see (a pointer kept in device memory, a 2-D copy) would be lost. "
+            "With stream_ordered_discard, dead victims are then dropped where they are, not placed on the "
+            "host (every way back being a placement).",
+            field<&Config::stream_ordered_place_fresh>()},
     KeySpec{
         "remote_access", "off",
         "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "

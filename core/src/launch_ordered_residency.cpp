@@ -13,6 +13,10 @@ void LaunchOrderedResidency::on_range_allocated(std::uint64_t address, std::uint
   range.address = address;
   range.bytes = bytes;
   range.blocks.assign(block_of(address + bytes - 1) - block_of(address) + 1, Block{});
+  // What cudaMalloc returns holds nothing yet.
+  if (options_.place_fresh) {
+    for (Block& block : range.blocks) block.fresh = true;
+  }
 }
 
 void LaunchOrderedResidency::on_range_freed(std::uint64_t address) {
@@ -46,7 +50,7 @@ LaunchOrderedResidency::Range* LaunchOrderedResidency::range_holding(std::uint64
 
 void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,
                                                 std::uint64_t stream) {
-  if (!options_.discard_dead || bytes == 0) return;
+  if (!(options_.discard_dead || options_.place_fresh) || bytes == 0) return;
   Range* range = range_holding(address);
   if (range == nullptr || address + bytes > range->address + range->bytes) return;  // not one managed range
   // Whole blocks only: the rest of a partly covered one may hold live neighbours.
@@ -56,17 +60,23 @@ void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint
     Block& block = range->blocks[id - block_of(range->address)];
     block.dead = true;
     block.dead_stream = stream;
+    block.fresh = false;  // fresh again only once handed out whole
     stats_.dead_returned_bytes += kBlockBytes;
   }
 }
 
 void LaunchOrderedResidency::on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) {
-  if (!options_.discard_dead || bytes == 0) return;
+  if (!(options_.discard_dead || options_.place_fresh) || bytes == 0) return;
   Range* range = range_holding(address);
   if (range == nullptr) return;
   const std::uint64_t end = std::min(address + bytes, range->address + range->bytes);
-  for (BlockId id = block_of(address); id <= block_of(end - 1); ++id)
-    range->blocks[id - block_of(range->address)].dead = false;
+  for (BlockId id = block_of(address); id <= block_of(end - 1); ++id) {
+    Block& block = range->blocks[id - block_of(range->address)];
+    // A block the buffer covers in part may hold a live neighbour: never fresh.
+    const bool whole = block_base(id) >= address && block_base(id) + kBlockBytes <= end;
+    block.fresh = options_.place_fresh && whole && (block.dead || block.fresh);
+    block.dead = false;
+  }
 }
 
 AddressRange LaunchOrderedResidency::part(const Range& range, std::size_t index) {
@@ -154,6 +164,8 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     block.named_at = now;
     if (!block.resident) new_bytes += part(range, index).bytes;
     named_.emplace_back(&range, index);
+    // Whatever this launch does with it, it holds the program's data from here on.
+    named_fresh_.push_back(std::exchange(block.fresh, false));
   }
   return new_bytes;
 }
@@ -161,6 +173,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
 LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch, bool may_evict) {
   const std::uint64_t now = ++launch_seq_;
   named_.clear();
+  named_fresh_.clear();
   std::uint64_t new_bytes = 0;
   for (std::size_t i = 0; i < launch.pointer_count; ++i)
     new_bytes += name(launch.pointers[i], launch.extents[i], now);
@@ -171,6 +184,7 @@ LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool 
   const std::uint64_t now = ++launch_seq_;
   ++stats_.copies;
   named_.clear();
+  named_fresh_.clear();
   std::uint64_t new_bytes = 0;
   if (copy.bytes != 0) {
     for (std::size_t i = 0; i < copy.operand_count && i < CopyLaunch::kMaxOperands; ++i)
@@ -206,7 +220,7 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
   }
   stats_.evicted_bytes += before - resident_bytes_;
   if (resident_bytes_ != before) ++stats_.evictions;
-  if (options_.prefetch && may_evict) plan_fetch(decision);
+  if ((options_.prefetch || options_.place_fresh) && may_evict) plan_fetch(decision);
   for (auto [range, index] : named_) make_resident(*range, index);
   if (resident_bytes_ > limit_) ++stats_.launches_over_limit;
   stats_.peak_bytes = std::max(stats_.peak_bytes, resident_bytes_ + pending_bytes_);
@@ -217,9 +231,17 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
   // What fits beside what stays resident and what the eviction in flight still holds.
   const std::uint64_t held = resident_bytes_ + pending_bytes_;
   const std::uint64_t room = limit_ > held ? limit_ - held : 0;
+  // A fresh part is placed when it is a whole block (the driver drops and places whole pages);
+  // without prefetching, only fresh parts move.
+  const auto placed = [this](std::size_t i) {
+    return options_.place_fresh && named_fresh_[i] &&
+           part(*named_[i].first, named_[i].second).bytes == kBlockBytes;
+  };
   std::uint64_t wanted_bytes = 0;
-  for (auto [range, index] : named_) {
-    if (!range->blocks[index].resident) wanted_bytes += part(*range, index).bytes;
+  for (std::size_t i = 0; i < named_.size(); ++i) {
+    auto [range, index] = named_[i];
+    if (!range->blocks[index].resident && (options_.prefetch || placed(i)))
+      wanted_bytes += part(*range, index).bytes;
   }
   if (wanted_bytes > room) {
     // More than fits: which parts the launch really touches is unknown (a gather over a large
@@ -228,16 +250,26 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
     return;
   }
   // named_ runs by pointer and, within one, by block: consecutive parts of one range merge.
-  const Range* last_range = nullptr;
-  for (auto [range, index] : named_) {
+  const Range* last_fetched = nullptr;
+  const Range* last_placed = nullptr;
+  for (std::size_t i = 0; i < named_.size(); ++i) {
+    auto [range, index] = named_[i];
     const Block& block = range->blocks[index];
     if (block.resident) continue;
-    append_merged(decision.fetch, last_range, range, part(*range, index));
+    if (placed(i)) {
+      // Placing blocks the eviction in flight still moves out would race it: waited for too.
+      append_merged(decision.place, last_placed, range, part(*range, index));
+      stats_.placed_bytes += kBlockBytes;
+    } else if (options_.prefetch) {
+      append_merged(decision.fetch, last_fetched, range, part(*range, index));
+      stats_.fetched_bytes += part(*range, index).bytes;
+    } else {
+      continue;
+    }
     if (pending_bytes_ != 0 && block.evicted_alongside == pending_id_)
       decision.fetch_waits_for_pending = true;
   }
-  stats_.fetched_bytes += wanted_bytes;
-  if (!decision.fetch.empty()) ++stats_.fetches;
+  if (!decision.fetch.empty() || !decision.place.empty()) ++stats_.fetches;
 }
 
 void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {

@@ -1,11 +1,31 @@
 #include "deepum/cuda/stream_ordered_evictor.hpp"
 
+#include <chrono>
+
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
 
 namespace deepum::cuda {
 using namespace driver;
+
+class StreamOrderedEvictor::EnqueueTimer {
+ public:
+  EnqueueTimer(StreamOrderedEvictor& evictor, Move kind)
+      : total_(evictor.enqueue_ns_[static_cast<std::size_t>(kind)]),
+        start_(std::chrono::steady_clock::now()) {}
+  ~EnqueueTimer() {
+    const auto ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
+    total_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+  }
+  EnqueueTimer(const EnqueueTimer&) = delete;
+  EnqueueTimer& operator=(const EnqueueTimer&) = delete;
+
+ private:
+  std::atomic<std::uint64_t>& total_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 std::string StreamOrderedEvictor::create() {
   if (stream_create.get() == nullptr || event_create.get() == nullptr || event_record.get() == nullptr ||
@@ -74,13 +94,13 @@ void StreamOrderedEvictor::on_range_freed(std::uint64_t address) noexcept {
 
 void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,
                                               std::uint64_t stream) noexcept {
-  if (!discards_) return;
+  if (!follows_buffers_) return;
   std::lock_guard lock(mutex_);
   model_.on_buffer_returned(address, bytes, stream);
 }
 
 void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept {
-  if (!discards_) return;
+  if (!follows_buffers_) return;
   std::lock_guard lock(mutex_);
   model_.on_buffer_handed_out(address, bytes);
 }
@@ -99,19 +119,22 @@ void StreamOrderedEvictor::reap() {
     // the one before it finished, and the eviction it waited for finished (reaped before it: our
     // moves are reaped in the order issued).
     std::uint64_t start = end;
-    if (move.kind == Move::prefetch) {
-      std::uint64_t earliest = std::max(move.enqueued, last_prefetch_end_);
+    if (move.kind == Move::prefetch || move.kind == Move::placement) {
+      // A placement runs on the discard stream, after the discards and placements before it.
+      const bool placement = move.kind == Move::placement;
+      std::uint64_t earliest = std::max(move.enqueued, placement ? last_discard_end_ : last_prefetch_end_);
       if (move.waited_eviction != 0) earliest = std::max(earliest, eviction_ends_[move.waited_eviction - 1]);
       if (move.after_discard) earliest = std::max(earliest, last_discard_end_);
       start = std::min(end, earliest);
-      last_prefetch_end_ = std::max(last_prefetch_end_, end);
+      (placement ? last_discard_end_ : last_prefetch_end_) =
+          std::max(placement ? last_discard_end_ : last_prefetch_end_, end);
     } else if (move.kind == Move::eviction) {
       eviction_ends_ = {end, eviction_ends_[0]};
     } else {
       last_discard_end_ = std::max(last_discard_end_, end);
     }
-    for (const core::AddressRange& range : move.ranges)
-      finished_.push_back({range, move.kind == Move::prefetch, start, end});
+    const bool to_gpu = move.kind == Move::prefetch || move.kind == Move::placement;
+    for (const core::AddressRange& range : move.ranges) finished_.push_back({range, to_gpu, start, end});
     free_events_.push_back(move.done);
     in_flight_.pop_front();
   }
@@ -211,12 +234,16 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   host.type = CU_MEM_LOCATION_TYPE_HOST;
   CUresult r = CUDA_SUCCESS;
   if (dropped != nullptr) {
+    EnqueueTimer timer(*this, Move::discard);
     // After the program's work so far in the launch's stream: every user of the dead blocks,
-    // named or not. Dropped and placed on the host in one call, nothing copied, on a stream of
-    // their own (not queued behind evictions).
+    // named or not. Dropped (and placed on the host, unless discard_in_place_) in one call,
+    // nothing copied, on a stream of their own (not queued behind evictions).
     r = event_record.get()(program_done_, stream);
     if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
-    if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.discard, host, discard_stream_);
+    if (r == CUDA_SUCCESS) {
+      r = discard_in_place_ ? discard_where_they_are(decision.discard, discard_stream_)
+                            : discard_and_prefetch_to(decision.discard, host, discard_stream_);
+    }
     if (r == CUDA_SUCCESS) {
       // Queued: nothing the program enqueues later may run beside it (a block handed out again
       // would lose what is written into it), so the launch waits for it, or else the host does.
@@ -235,6 +262,7 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   }
   CUevent evicted = nullptr;  // waited for by the launch
   if (r == CUDA_SUCCESS && done != nullptr) {
+    EnqueueTimer timer(*this, Move::eviction);
     // After the victims' last users where a marker shows them run, else after everything so far.
     CUevent after = marker_after(stream, decision.evict_after_launch);
     if (after != nullptr) {
@@ -272,10 +300,55 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   const std::uint8_t waited_eviction = evicted != nullptr     ? 1
                                        : in_flight != nullptr ? (evicted_alongside ? 2 : 1)
                                                               : 0;
+  if (!decision.place.empty())
+    issue_placement(stream, decision, host_time, {in_flight, evicted}, waited_eviction);
   if (!decision.fetch.empty() &&
       !issue_prefetch(stream, decision, host_time, {in_flight, evicted, dropped}, waited_eviction))
     decision.fetch.clear();
   return true;
+}
+
+void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction& decision,
+                                           std::uint64_t host_time, std::array<CUevent, 2> room,
+                                           std::uint8_t waited_eviction) {
+  EnqueueTimer timer(*this, Move::placement);
+  CUevent placed = take_event();
+  if (placed == nullptr) {
+    skipped_busy_.fetch_add(1, std::memory_order_relaxed);
+    decision.place.clear();
+    return;
+  }
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device_;
+  // After the launch stream's work so far: PyTorch hands a block freed on a stream out again on
+  // that stream at once, so its earlier users there may not have run yet, and dropping contents
+  // under a running kernel is undefined.
+  CUresult r = event_record.get()(program_done_, stream);
+  if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
+  for (CUevent event : room) {
+    if (event != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, event, 0);
+  }
+  if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.place, gpu, discard_stream_);
+  if (r != CUDA_SUCCESS) {
+    // Nothing enqueued: the launch faults the blocks in (their stale contents copied, as before).
+    free_events_.push_back(placed);
+    decision.place.clear();
+    if (prefetch_failures_.fetch_add(1, std::memory_order_relaxed) == 0)
+      core::logger().warn("placing fresh memory before a launch failed ({}); later failures are only counted",
+                          describe("", r));
+    return;
+  }
+  // Enqueued: the launch must not run beside it (what it writes would be dropped); the host waits
+  // if the stream cannot.
+  r = event_record.get()(placed, discard_stream_);
+  if (r == CUDA_SUCCESS) {
+    in_flight_.push_back({placed, decision.place, Move::placement, host_time, waited_eviction, false});
+    r = stream_wait_event.get()(stream, placed, 0);
+  } else {
+    free_events_.push_back(placed);
+  }
+  if (r != CUDA_SUCCESS && stream_synchronize.get() != nullptr) stream_synchronize.get()(discard_stream_);
 }
 
 CUresult StreamOrderedEvictor::discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges,
@@ -287,6 +360,13 @@ CUresult StreamOrderedEvictor::discard_and_prefetch_to(const std::vector<core::A
                                     &location, &location_index, 1, 0, on);
 }
 
+CUresult StreamOrderedEvictor::discard_where_they_are(const std::vector<core::AddressRange>& ranges,
+                                                      CUstream on) {
+  if (discard_batch.get() == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  BatchRanges batch(ranges);
+  return discard_batch.get()(batch.pointers.data(), batch.sizes.data(), batch.pointers.size(), 0, on);
+}
+
 bool StreamOrderedEvictor::issue_prefetch(CUstream stream, core::LaunchEviction& decision,
                                           std::uint64_t host_time, std::array<CUevent, 3> room,
                                           std::uint8_t waited_eviction) {
@@ -295,6 +375,7 @@ bool StreamOrderedEvictor::issue_prefetch(CUstream stream, core::LaunchEviction&
     skipped_busy_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
+  EnqueueTimer timer(*this, Move::prefetch);
   CUmemLocation gpu{};
   gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
   gpu.id = device_;
@@ -352,13 +433,15 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     // Before the waits this launch may get: a marker shows only the program's own progress.
     if (may_evict) mark_progress(stream, model_.launches_decided());
     if (!decision.wait_for_pending && decision.evict.empty() && decision.discard.empty() &&
-        decision.fetch.empty())
+        decision.fetch.empty() && decision.place.empty())
       return {};
     std::vector<core::AddressRange> discarded;
     if (!issue(stream, decision, host_time, discarded)) {
       model_.eviction_failed(decision);  // what was not enqueued
       return {{}, std::move(discarded), {}};
     }
+    // The live estimate counts placements as prefetches: both make blocks resident.
+    decision.fetch.insert(decision.fetch.end(), decision.place.begin(), decision.place.end());
     return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch)};
   } catch (const std::exception&) {
     return {};  // out of memory for the victims' list: this operation evicts nothing

@@ -323,7 +323,8 @@ void stop_tracing_at_exit() {
           core::format_bytes(evictions.peak_bytes) +
           (evictions.fetches + runtime->evictor->prefetch_failures() != 0
                ? "; prefetches before launches: " + std::to_string(evictions.fetches) + " (" +
-                     core::format_bytes(evictions.fetched_bytes) + "; " +
+                     core::format_bytes(evictions.fetched_bytes) + " copied, " +
+                     core::format_bytes(evictions.placed_bytes) + " fresh placed without a copy; " +
                      core::format_bytes(evictions.fetch_skipped_bytes) + " past the limit left to faults), " +
                      std::to_string(runtime->evictor->prefetch_failures()) + " failures"
                : std::string()) +
@@ -334,6 +335,12 @@ void stop_tracing_at_exit() {
                : std::string()) +
           "; copies and memsets naming managed memory " + std::to_string(stats.copies_with_managed_operands) +
           " of " + std::to_string(stats.copies) + " seen (" + std::to_string(evictions.copies) + " counted)";
+      const StreamOrderedEvictor::EnqueueTimes held = runtime->evictor->enqueue_times();
+      note += "; the program's threads held in the driver's move calls: evictions " +
+              std::to_string(held.evictions_ns / 1'000'000) + " ms, discards " +
+              std::to_string(held.discards_ns / 1'000'000) + " ms, prefetches " +
+              std::to_string(held.prefetches_ns / 1'000'000) + " ms, placements " +
+              std::to_string(held.placements_ns / 1'000'000) + " ms";
     }
     if (runtime->markers) {
       note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
@@ -463,9 +470,12 @@ void start_once(core::Session& session) {
     core::LaunchOrderedOptions moves;
     moves.prefetch = config.stream_ordered_prefetch;
     moves.discard_dead = config.stream_ordered_discard && driver::discard_and_prefetch.get() != nullptr;
-    if (config.stream_ordered_discard && !moves.discard_dead) {
+    moves.place_fresh = config.stream_ordered_place_fresh && driver::discard_and_prefetch.get() != nullptr;
+    if ((config.stream_ordered_discard || config.stream_ordered_place_fresh) &&
+        driver::discard_and_prefetch.get() == nullptr) {
       core::logger().warn(
-          "stream_ordered_discard is off: the driver lacks cuMemDiscardAndPrefetchBatchAsync");
+          "stream_ordered_discard and stream_ordered_place_fresh are off: the driver lacks "
+          "cuMemDiscardAndPrefetchBatchAsync");
     }
     runtime->evictor = std::make_unique<StreamOrderedEvictor>(
         options.resident_limit_bytes,
@@ -476,10 +486,12 @@ void start_once(core::Session& session) {
       runtime->evictor.reset();
     }
   }
-  if ((config.stream_ordered_prefetch || config.stream_ordered_discard) && runtime->evictor == nullptr &&
-      options.enforce_resident_limit) {
+  if ((config.stream_ordered_prefetch || config.stream_ordered_discard ||
+       config.stream_ordered_place_fresh) &&
+      runtime->evictor == nullptr && options.enforce_resident_limit) {
     core::logger().warn(
-        "stream_ordered_prefetch and stream_ordered_discard are off: they need stream_ordered_eviction, "
+        "stream_ordered_prefetch, stream_ordered_discard and stream_ordered_place_fresh are off: they need "
+        "stream_ordered_eviction, "
         "tracing and the prefetcher (prefetch.enabled) off");
   }
   options.evicts_before_launches = runtime->evictor != nullptr;

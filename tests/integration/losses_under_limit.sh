@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # losses_under_limit.sh LIB SCRIPT ARGS...: trains natively, then under libdeepum.so with the
 # resident limit at half the native footprint (peak reserved) and the environment the test sets,
-# and requires the same per-step losses, bit for bit, and an exit summary with evictions. Skips (77)
-# without PyTorch and a GPU.
+# and requires the same per-step losses, bit for bit, and an exit summary with evictions (and what
+# EXPECT_IN_SUMMARY matches, if set). Skips (77) without PyTorch and a GPU.
 set -euo pipefail
 lib=$1
 shift
@@ -21,3 +21,7 @@ if native["losses"] != deepum["losses"]:
 print(f"losses identical over {len(native['losses'])} steps")
 PY
 grep -q "evictions before launches: [1-9]" "$work/deepum.log" || { echo "FAIL: nothing was evicted"; exit 1; }
+# EXPECT_IN_SUMMARY: a pattern the exit summary must also hold (what the test's settings did).
+if [[ -n ${EXPECT_IN_SUMMARY:-} ]]; then
+  grep -Eq "$EXPECT_IN_SUMMARY" "$work/deepum.log" || { echo "FAIL: the summary lacks: $EXPECT_IN_SUMMARY"; exit 1; }
+fi

@@ -77,6 +77,7 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.stream_ordered_eviction == expected.stream_ordered_eviction);
   CHECK(actual.stream_ordered_prefetch == expected.stream_ordered_prefetch);
   CHECK(actual.stream_ordered_discard == expected.stream_ordered_discard);
+  CHECK(actual.stream_ordered_place_fresh == expected.stream_ordered_place_fresh);
   CHECK(actual.remote_access == expected.remote_access);
   CHECK(actual.tracing == expected.tracing);
   CHECK(actual.trace_file == expected.trace_file);
@@ -111,6 +112,7 @@ constexpr std::string_view kEveryKeyJson = R"({
   "stream_ordered_eviction": false,
   "stream_ordered_prefetch": true,
   "stream_ordered_discard": true,
+  "stream_ordered_place_fresh": true,
   "remote_access": "on_fault",
   "tracing": "launches",
   "trace_file": "/tmp/run-%p",
@@ -133,6 +135,7 @@ Config every_key_config() {
   config.stream_ordered_eviction = false;
   config.stream_ordered_prefetch = true;
   config.stream_ordered_discard = true;
+  config.stream_ordered_place_fresh = true;
   config.remote_access = RemoteAccess::on_fault;
   config.tracing = TracingLevel::launches;
   config.trace_file = "/tmp/run-%p";
@@ -224,6 +227,7 @@ TEST_CASE("environment variables alone set every key") {
                     {"DEEPUM_STREAM_ORDERED_EVICTION", "no"},
                     {"DEEPUM_STREAM_ORDERED_PREFETCH", "yes"},
                     {"DEEPUM_STREAM_ORDERED_DISCARD", "1"},
+                    {"DEEPUM_STREAM_ORDERED_PLACE_FRESH", "true"},
                     {"DEEPUM_REMOTE_ACCESS", "ON_FAULT"},
                     {"DEEPUM_TRACING", "launches"},
                     {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
@@ -241,7 +245,7 @@ TEST_CASE("environment variables alone set every key") {
   CHECK(load.origin ==
         "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, "
         "DEEPUM_EVICTION_HEADROOM, DEEPUM_STREAM_ORDERED_EVICTION, DEEPUM_STREAM_ORDERED_PREFETCH, "
-        "DEEPUM_STREAM_ORDERED_DISCARD, "
+        "DEEPUM_STREAM_ORDERED_DISCARD, DEEPUM_STREAM_ORDERED_PLACE_FRESH, "
         "DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, "
         "DEEPUM_TRACE_FILE, "
         "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_TRACE_PER_THREAD_BUFFERS, "
@@ -395,7 +399,7 @@ TEST_CASE("an unknown key names the closest known key") {
 TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
       "enabled, alloc_limit, resident_limit, eviction_headroom, stream_ordered_eviction, "
-      "stream_ordered_prefetch, stream_ordered_discard, "
+      "stream_ordered_prefetch, stream_ordered_discard, stream_ordered_place_fresh, "
       "remote_access, tracing, trace_file, "
       "cupti_library, "
       "trace_flush_ms, trace_per_thread_buffers, worker_interval_us, log_level, log_file, stats_file, "
@@ -527,11 +531,12 @@ TEST_CASE("the Markdown table has a row for every key") {
 }
 
 TEST_CASE("the tracing and trace keys, their defaults and their environment variables") {
-  const std::array<std::pair<std::string_view, std::string_view>, 10> keys{{
+  const std::array<std::pair<std::string_view, std::string_view>, 11> keys{{
       {"eviction_headroom", "DEEPUM_EVICTION_HEADROOM"},
       {"stream_ordered_eviction", "DEEPUM_STREAM_ORDERED_EVICTION"},
       {"stream_ordered_prefetch", "DEEPUM_STREAM_ORDERED_PREFETCH"},
       {"stream_ordered_discard", "DEEPUM_STREAM_ORDERED_DISCARD"},
+      {"stream_ordered_place_fresh", "DEEPUM_STREAM_ORDERED_PLACE_FRESH"},
       {"remote_access", "DEEPUM_REMOTE_ACCESS"},
       {"tracing", "DEEPUM_TRACING"},
       {"trace_file", "DEEPUM_TRACE_FILE"},
@@ -553,6 +558,7 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   CHECK(config.stream_ordered_eviction);
   CHECK_FALSE(config.stream_ordered_prefetch);
   CHECK_FALSE(config.stream_ordered_discard);
+  CHECK_FALSE(config.stream_ordered_place_fresh);
   CHECK(config.remote_access == RemoteAccess::off);
   CHECK(config.tracing == TracingLevel::full);
   CHECK(config.trace_file.empty());

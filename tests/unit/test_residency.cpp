@@ -910,6 +910,61 @@ TEST_CASE("with discarding, victims in the allocator's cache are dropped first, 
   CHECK(plain.stats().dead_returned_bytes == 0);
 }
 
+TEST_CASE("with placing, fresh blocks the first launch finds evicted are placed, not copied") {
+  constexpr std::uint64_t kLimit = 16 * kMiB;
+  constexpr std::uint64_t kStream = 0x5000;
+  LaunchOrderedResidency model(kLimit, 4 * kMiB,
+                               {.prefetch = true, .discard_dead = true, .place_fresh = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.on_range_allocated(kBase + 64 * kMiB, 3 * kMiB);  // its last block is a part, 1 MiB
+  const auto on_stream = [](KernelLaunch launch) {
+    launch.stream = kStream;
+    return launch;
+  };
+  // Just allocated: nothing the program wrote, so the first launch places whole blocks; a part of
+  // a block is copied (the driver drops whole pages, and a neighbour may share it).
+  KernelLaunch first = on_stream(launch_naming(kBase, 6 * kMiB));
+  first.pointer_count = 2;
+  first.pointers[1] = kBase + 64 * kMiB;
+  first.extents[1] = 3 * kMiB;
+  const LaunchEviction placed = model.before_launch(first);
+  CHECK(placed.place == std::vector<AddressRange>{{kBase, 6 * kMiB}, {kBase + 64 * kMiB, 2 * kMiB}});
+  CHECK(placed.fetch == std::vector<AddressRange>{{kBase + 66 * kMiB, kMiB}});
+  // Named once, no longer fresh: evicted and named again, it is copied back.
+  CHECK(model.before_launch(on_stream(launch_naming(kBase + 8 * kMiB, 12 * kMiB))).place.size() == 1);
+  const LaunchEviction back = model.before_launch(on_stream(launch_naming(kBase, 2 * kMiB)));
+  CHECK(back.place.empty());
+  CHECK(back.fetch == std::vector<AddressRange>{{kBase, 2 * kMiB}});
+  // 8..12 is on its way out (an eviction alongside). Returned to the cache and handed out again:
+  // its whole blocks are fresh, a partly covered one is not (a live neighbour may share it), and
+  // what stays in the cache (14..16) is dropped as a victim.
+  CHECK(back.evict == std::vector<AddressRange>{{kBase + 8 * kMiB, 4 * kMiB}});
+  model.on_buffer_returned(kBase + 8 * kMiB, 8 * kMiB, kStream);
+  model.on_buffer_handed_out(kBase + 8 * kMiB, 5 * kMiB);  // 8..12 whole, 12..13 of the block 12..14
+  const LaunchEviction room = model.before_launch(on_stream(launch_naming(kBase + 24 * kMiB, 12 * kMiB)));
+  CHECK(room.discard == std::vector<AddressRange>{{kBase + 14 * kMiB, 2 * kMiB}});
+  CHECK(total_bytes(room.evict) == 8 * kMiB);  // 12..14 among them: live, written back
+  const LaunchEviction reused = model.before_launch(on_stream(launch_naming(kBase + 8 * kMiB, 6 * kMiB)));
+  CHECK(reused.place == std::vector<AddressRange>{{kBase + 8 * kMiB, 4 * kMiB}});
+  CHECK(reused.fetch == std::vector<AddressRange>{{kBase + 12 * kMiB, 2 * kMiB}});
+  const LaunchOrderedStats stats = model.stats();
+  CHECK(stats.placed_bytes == (8 + 12 + 12 + 4) * kMiB);  // each launch's fresh blocks
+  CHECK(stats.peak_bytes <= kLimit);
+  // A launch in a captured stream clears freshness without placing (nothing may be enqueued).
+  model.on_buffer_returned(kBase + 40 * kMiB, 4 * kMiB, kStream);
+  model.on_buffer_handed_out(kBase + 40 * kMiB, 4 * kMiB);
+  CHECK(model.before_launch(on_stream(launch_naming(kBase + 40 * kMiB, 2 * kMiB)), false).place.empty());
+  // Without prefetching, only fresh blocks move; without place_fresh, nothing is ever placed.
+  LaunchOrderedResidency place_only(kLimit, 4 * kMiB, {.place_fresh = true});
+  place_only.on_range_allocated(kBase, 64 * kMiB);
+  const LaunchEviction only = place_only.before_launch(launch_naming(kBase, 4 * kMiB));
+  CHECK(only.place == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  CHECK(only.fetch.empty());
+  LaunchOrderedResidency plain(kLimit, 4 * kMiB, {.prefetch = true, .discard_dead = true});
+  plain.on_range_allocated(kBase, 64 * kMiB);
+  CHECK(plain.before_launch(launch_naming(kBase, 4 * kMiB)).place.empty());
+}
+
 TEST_CASE("a finished prefetch before a launch counts the range resident from its start") {
   EventPipeline pipeline(evicting_before_launches(64 * kMiB));
   RecordingExecutor executor;

@@ -91,6 +91,9 @@ struct Config {
   // With it: victims PyTorch's caching allocator holds in its cache are dropped instead of written
   // back.
   bool stream_ordered_discard = false;
+  // With it: fresh blocks (allocated or handed out again, not named since) are made resident
+  // without copying their stale contents.
+  bool stream_ordered_place_fresh = false;
   // Under an enforced resident_limit: whether what is not resident is used over the link instead
   // of being faulted in, so that only deepum's own prefetches add to residency.
   RemoteAccess remote_access = RemoteAccess::off;

@@ -45,6 +45,12 @@ struct LaunchEviction {
   // Some of `fetch` is being moved out by the eviction in flight (not waited for by the launch):
   // the fetch waits for it, else it would arrive first and be moved back.
   bool fetch_waits_for_pending = false;
+  // With placing: what the launch names that is fresh (whole 2 MB blocks of a buffer the program's
+  // allocator handed out, not named by any launch since) and not resident: made resident without
+  // copying what the host holds (nothing the program wrote), after the launch stream's work so far
+  // (the block's earlier users there, which PyTorch reuses it behind), into the evictions' room;
+  // the launch waits for it. Counted with `fetch` against the room.
+  std::vector<AddressRange> place;
   // With discarding: victims whose contents are dead (in the program's allocator's cache, taken
   // back on this stream), dropped instead of written back. Quick (nothing moves): the launch always
   // waits for it, so nothing the program does later can run beside a discard.
@@ -54,6 +60,10 @@ struct LaunchEviction {
 struct LaunchOrderedOptions {
   bool prefetch = false;      // decide LaunchEviction::fetch
   bool discard_dead = false;  // decide LaunchEviction::discard (on_buffer_returned, on_buffer_handed_out)
+  // Decide LaunchEviction::place (with on_buffer_handed_out; new ranges start fresh). Sound only
+  // when every write to a handed-out buffer is a launch, copy or memset naming it: a write deepum
+  // does not see (a pointer kept in device memory, an uncounted 2-D copy) would be lost.
+  bool place_fresh = false;
 };
 
 struct LaunchOrderedStats {
@@ -67,6 +77,7 @@ struct LaunchOrderedStats {
   std::uint64_t fetches = 0, fetched_bytes = 0;  // with prefetching: launches given a fetch, and its bytes
   std::uint64_t fetch_skipped_bytes = 0;         // named, not resident, not fetched: more than the limit left
   std::uint64_t discarded_bytes = 0;             // victims dropped instead of written back
+  std::uint64_t placed_bytes = 0;                // fresh blocks made resident without a copy
   std::uint64_t dead_returned_bytes = 0;         // whole blocks of buffers the allocator took back
 };
 
@@ -85,7 +96,9 @@ class LaunchOrderedResidency {
   // it hold nothing the program can read while they stay in the cache.
   void on_buffer_returned(std::uint64_t address, std::uint64_t bytes, std::uint64_t stream);
   // The allocator handed a buffer out: every block it touches is live again (the program may write
-  // it in ways no launch names: a 2-D copy, a pointer kept in device memory).
+  // it in ways no launch names: a 2-D copy, a pointer kept in device memory). With place_fresh, the
+  // whole blocks inside it that were dead (or never named since allocated) are fresh until a launch
+  // names them.
   void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes);
   // Counts what the launch names as resident and decides the evictions that must come before it.
   // `may_evict` false (the stream is being captured into a graph): counts only.
@@ -113,6 +126,9 @@ class LaunchOrderedResidency {
     // has been handed out over it since.
     bool dead = false;
     std::uint64_t dead_stream = 0;
+    // Nothing the program wrote: allocated or handed out whole (see on_buffer_handed_out), and not
+    // named since.
+    bool fresh = false;
     std::uint64_t evicted_alongside = 0;  // the eviction alongside (pending_id_) that took it last
     std::uint64_t named_at = 0;           // the launch that named it last
     std::list<LruEntry>::iterator lru;
@@ -147,7 +163,8 @@ class LaunchOrderedResidency {
   std::uint64_t pending_bytes_ = 0;  // evicted by an eviction the program has not waited for yet
   std::uint64_t pending_id_ = 0;     // that eviction's number (evictions alongside, counted)
   std::uint64_t launch_seq_ = 0;
-  std::vector<LruEntry> named_;  // scratch, kept to avoid allocating per launch
+  std::vector<LruEntry> named_;    // scratch, kept to avoid allocating per launch
+  std::vector<bool> named_fresh_;  // per named_ entry: fresh when named (scratch)
   LaunchOrderedStats stats_;
 };
 

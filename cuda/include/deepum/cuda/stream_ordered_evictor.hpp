@@ -39,7 +39,9 @@ class StreamOrderedEvictor {
  public:
   StreamOrderedEvictor(std::uint64_t limit_bytes, std::uint64_t batch_bytes,
                        core::LaunchOrderedOptions options = {})
-      : model_(limit_bytes, batch_bytes, options), discards_(options.discard_dead) {}
+      : model_(limit_bytes, batch_bytes, options),
+        follows_buffers_(options.discard_dead || options.place_fresh),
+        discard_in_place_(options.place_fresh) {}
 
   // Creates the stream and events in the current context. Empty on success, else what failed.
   std::string create();
@@ -83,6 +85,16 @@ class StreamOrderedEvictor {
   // Moves not issued because kMaxEvents were still ahead of the GPU.
   std::uint64_t skipped_busy() const { return skipped_busy_.load(std::memory_order_relaxed); }
   std::uint64_t prefetch_failures() const { return prefetch_failures_.load(std::memory_order_relaxed); }
+  // Host time the program's threads spent in the driver's move calls (enqueuing evictions,
+  // discards and prefetches, the waits included), in ns: a call that holds the thread leaves the
+  // GPU without work.
+  struct EnqueueTimes {
+    std::uint64_t evictions_ns = 0, discards_ns = 0, prefetches_ns = 0, placements_ns = 0;
+  };
+  EnqueueTimes enqueue_times() const {
+    return {enqueue_ns_[0].load(std::memory_order_relaxed), enqueue_ns_[1].load(std::memory_order_relaxed),
+            enqueue_ns_[2].load(std::memory_order_relaxed), enqueue_ns_[3].load(std::memory_order_relaxed)};
+  }
   // Evictions that started after their victims' last users (a progress marker), not after every
   // launch enqueued before the one needing the room.
   std::uint64_t evictions_after_marker() const {
@@ -102,14 +114,14 @@ class StreamOrderedEvictor {
   static constexpr std::size_t kMarkers = 64, kMarkerInterval = 16, kMarkerStreams = 8;
 
  private:
-  enum class Move : std::uint8_t { eviction, discard, prefetch };
+  enum class Move : std::uint8_t { eviction, discard, prefetch, placement };
   struct InFlight {
     CUevent done = nullptr;  // recorded on our stream after the move
     std::vector<core::AddressRange> ranges;
     Move kind = Move::eviction;
     std::uint64_t enqueued = 0;  // host time of the launch it came before
-    // A prefetch after the eviction whose room it waited for: 0 none, 1 the latest eviction issued
-    // before it, 2 the one before that (the latest runs alongside).
+    // A prefetch or placement after the eviction whose room it waited for: 0 none, 1 the latest
+    // eviction issued before it, 2 the one before that (the latest runs alongside).
     std::uint8_t waited_eviction = 0;
     bool after_discard = false;  // a prefetch after the latest discard issued before it
   };
@@ -128,10 +140,17 @@ class StreamOrderedEvictor {
   // which eviction finishes last as in InFlight::waited_eviction.
   bool issue_prefetch(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
                       std::array<CUevent, 3> room, std::uint8_t waited_eviction);
+  // Enqueues the placement of decision.place on the discard stream, after the launch stream's work
+  // so far and the evictions in `room`; the launch waits for it. A failure clears decision.place
+  // (the launch faults those blocks in).
+  void issue_placement(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
+                       std::array<CUevent, 2> room, std::uint8_t waited_eviction);
   // One cuMemDiscardAndPrefetchBatchAsync on `on`: `ranges` dropped and placed at `location`
   // without copying.
   CUresult discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges, CUmemLocation location,
                                    CUstream on);
+  // One cuMemDiscardBatchAsync on `on`: `ranges` dropped where they are.
+  CUresult discard_where_they_are(const std::vector<core::AddressRange>& ranges, CUstream on);
   CUevent eviction_in_flight() const;  // the latest eviction not reaped yet; nullptr: none
   struct MarkerRing {
     CUstream stream = nullptr;
@@ -151,10 +170,16 @@ class StreamOrderedEvictor {
   std::mutex mutex_;  // the model, the events, the markers, and the order of event records on our stream
   std::vector<MarkerRing> markers_;  // at most kMarkerStreams
   core::LaunchOrderedResidency model_;
-  const bool discards_;
+  const bool follows_buffers_;  // the allocator's hand-outs and returns matter (discard_dead, place_fresh)
+  // Dead victims are dropped where they are, not placed on the host. Placing them there costs what
+  // writing them back does, less the copy (the driver maps every 4 KiB host page). Left on the GPU,
+  // a discarded 2 MB chunk is the first the driver reclaims under pressure, without a copy. The
+  // room counts as freed only when every way back is a placement (place_fresh), which costs the
+  // same whether the driver reclaimed the chunk or not.
+  const bool discard_in_place_;
   CUstream stream_ = nullptr;          // evictions
   CUstream fetch_stream_ = nullptr;    // prefetches
-  CUstream discard_stream_ = nullptr;  // discards of dead victims
+  CUstream discard_stream_ = nullptr;  // discards of dead victims, placements of fresh blocks
   CUevent program_done_ = nullptr;     // recorded in the launch's stream, waited for by ours
   CUdevice device_ = 0;
   std::vector<CUevent> free_events_;
@@ -165,7 +190,7 @@ class StreamOrderedEvictor {
   std::vector<Finished> finished_;
   std::uint64_t last_prefetch_end_ = 0;           // when the latest prefetch reaped finished
   std::array<std::uint64_t, 2> eviction_ends_{};  // when the latest two evictions reaped finished
-  std::uint64_t last_discard_end_ = 0;            // when the latest discard reaped finished
+  std::uint64_t last_discard_end_ = 0;            // when the latest discard or placement reaped finished
   // An event on our stream whose time on the caller's clock is known: the ends of evictions are
   // timed from it on the GPU's clock (the worker sees them up to milliseconds later, while the
   // next launch is already faulting memory in).
@@ -175,6 +200,9 @@ class StreamOrderedEvictor {
   std::uint64_t last_poll_ = 0;
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};
   std::atomic<std::uint64_t> evictions_after_marker_{0};
+  std::array<std::atomic<std::uint64_t>, 4> enqueue_ns_{};  // by Move
+  // Adds the host time from its construction to its end to enqueue_ns_[kind].
+  class EnqueueTimer;
 };
 
 }  // namespace deepum::cuda

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""step_breakdown.py TRACE.perfetto.json [--last-ms MS]: where a run's GPU time went.
+
+Over the window that ends with the trace's last kernel and lasts MS (default: the last 60% of the
+kernels' span), from the kernel and migration events deepum writes (docs/trace-format.md):
+  kernels busy     union of kernel, copy and memset intervals on the program's streams
+  H2D / D2H busy   union of migration intervals each way (CUPTI may drop some D2H records:
+                   a lower bound)
+  and the overlaps: time the GPU computed nothing while only H2D moved, only D2H moved, both
+  moved, or nothing moved at all (waiting on the host or on an event).
+Prints a table; --json adds a JSON line.
+"""
+import argparse
+import json
+import sys
+
+
+def union_length(intervals, lo, hi):
+    """Total length of the union of [start, end) intervals clipped to [lo, hi)."""
+    total, cur_start, cur_end = 0.0, None, None
+    for start, end in sorted(intervals):
+        start, end = max(start, lo), min(end, hi)
+        if end <= start:
+            continue
+        if cur_end is None or start > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start
+            cur_start, cur_end = start, end
+        else:
+            cur_end = max(cur_end, end)
+    if cur_end is not None:
+        total += cur_end - cur_start
+    return total
+
+
+def merged(intervals, lo, hi):
+    """The union of the intervals clipped to [lo, hi), as sorted disjoint intervals."""
+    out = []
+    for start, end in sorted(intervals):
+        start, end = max(start, lo), min(end, hi)
+        if end <= start:
+            continue
+        if out and start <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], end)
+        else:
+            out.append([start, end])
+    return out
+
+
+def intersect_length(a, b):
+    """Length of the intersection of two sorted disjoint interval lists."""
+    i = j = 0
+    total = 0.0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if hi > lo:
+            total += hi - lo
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("trace")
+    parser.add_argument("--last-ms", type=float, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    with open(args.trace) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    track_names = {}
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            track_names[(e["pid"], e["tid"])] = e["args"]["name"]
+    kernels, h2d, d2h = [], [], []
+    for e in events:
+        if e.get("ph") != "X" or e.get("pid") != 1:
+            continue
+        start = float(e["ts"]) / 1000.0  # ms
+        end = start + float(e.get("dur", 0)) / 1000.0
+        track = track_names.get((1, e["tid"]), "")
+        if track == "H2D migrations":
+            h2d.append((start, end))
+        elif track == "D2H migrations":
+            d2h.append((start, end))
+        elif track != "page faults":
+            kernels.append((start, end))
+    if not kernels:
+        sys.exit(f"step_breakdown.py: no kernel events in {args.trace}")
+    first, last = min(s for s, _ in kernels), max(e for _, e in kernels)
+    window = args.last_ms if args.last_ms else 0.6 * (last - first)
+    lo, hi = last - window, last
+    k, up, down = merged(kernels, lo, hi), merged(h2d, lo, hi), merged(d2h, lo, hi)
+    moving = merged([tuple(x) for x in up + down], lo, hi)
+    busy_k = sum(e - s for s, e in k)
+    busy_up = sum(e - s for s, e in up)
+    busy_down = sum(e - s for s, e in down)
+    busy_moving = sum(e - s for s, e in moving)
+    both = intersect_length(up, down)
+    idle_k = window - busy_k
+    idle_k_moving = busy_moving - intersect_length(moving, k)
+    result = {
+        "window_ms": window,
+        "kernels_busy_ms": busy_k,
+        "h2d_busy_ms": busy_up,
+        "d2h_busy_ms": busy_down,
+        "h2d_and_d2h_at_once_ms": both,
+        "no_kernel_ms": idle_k,
+        "no_kernel_while_moving_ms": idle_k_moving,
+        "no_kernel_nothing_moving_ms": idle_k - idle_k_moving,
+    }
+    print(f"window: the last {window:.0f} ms of kernels ({len(kernels)} kernel, {len(h2d)} H2D, {len(d2h)} D2H events in the trace)")
+    print("| measure | ms | % of window |")
+    print("|---|---|---|")
+    for name, value in result.items():
+        if name == "window_ms":
+            continue
+        print(f"| {name.replace('_ms', '').replace('_', ' ')} | {value:.0f} | {100 * value / window:.0f}% |")
+    if args.json:
+        print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
