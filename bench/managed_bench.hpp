@@ -19,6 +19,15 @@
 
 namespace bench {
 
+// Spins for `ns` nanoseconds of the GPU's clock: holds back what waits for its stream.
+static __global__ void spin(unsigned long long ns) {
+  unsigned long long start = 0, now = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < ns);
+}
+
 inline cudaMemLocation device_location(int device) {
   cudaMemLocation location{};
   location.type = cudaMemLocationTypeDevice;

@@ -75,25 +75,41 @@ int main(int argc, char** argv) {
     }
   }
   // Both ways at once, as a training step needs (evictions out, fetches in), on two streams: half
-  // the buffer to the host while the other half comes to the GPU. Unified Memory migrations share
-  // the driver's work, so this is not the sum of the two one-way figures.
-  cudaStream_t other;
+  // the buffer to the host while the other half comes to the GPU. Both streams first wait for a
+  // 100 ms kernel on a third: a move to the host enqueued in an idle stream holds the calling
+  // thread until it is done, which would issue the two ways one after the other. Timed on the GPU
+  // from the kernel's end to the later stream's.
+  cudaStream_t other, gate;
   CHECK_CUDA(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&gate, cudaStreamNonBlocking));
+  cudaEvent_t released, out_done, in_done;
+  for (cudaEvent_t* event : {&released, &out_done, &in_done}) CHECK_CUDA(cudaEventCreate(event));
   double both_ways = 0;
   const size_t half = bytes / 2;
   for (int round = 0; round < 3; ++round) {
     CHECK_CUDA(cudaMemPrefetchAsync(data, half, device_location(device), 0, stream));
     CHECK_CUDA(cudaMemPrefetchAsync(data + half, half, host_location(), 0, stream));
     CHECK_CUDA(cudaStreamSynchronize(stream));
-    const auto start = std::chrono::steady_clock::now();
+    const auto enqueue_start = std::chrono::steady_clock::now();
+    bench::spin<<<1, 1, 0, gate>>>(100'000'000ull);
+    CHECK_CUDA(cudaEventRecord(released, gate));
+    CHECK_CUDA(cudaStreamWaitEvent(stream, released, 0));
+    CHECK_CUDA(cudaStreamWaitEvent(other, released, 0));
     for (size_t offset = 0; offset < half; offset += 64 << 20) {
       const size_t n = std::min<size_t>(64 << 20, half - offset);
       CHECK_CUDA(cudaMemPrefetchAsync(data + offset, n, host_location(), 0, stream));
       CHECK_CUDA(cudaMemPrefetchAsync(data + half + offset, n, device_location(device), 0, other));
     }
+    CHECK_CUDA(cudaEventRecord(out_done, stream));
+    CHECK_CUDA(cudaEventRecord(in_done, other));
+    if (seconds_since(enqueue_start) > 0.1)
+      std::fprintf(stderr, "both ways: the calls took longer than the kernel holding them back\n");
     CHECK_CUDA(cudaStreamSynchronize(stream));
     CHECK_CUDA(cudaStreamSynchronize(other));
-    both_ways = std::max(both_ways, static_cast<double>(2 * half) / seconds_since(start) / 1e9);
+    float out_ms = 0, in_ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&out_ms, released, out_done));
+    CHECK_CUDA(cudaEventElapsedTime(&in_ms, released, in_done));
+    both_ways = std::max(both_ways, static_cast<double>(2 * half) / (std::max(out_ms, in_ms) * 1e6));
   }
   results.push_back({"both_ways_64MiB_ranges", 0, false, both_ways});
   cudaDeviceProp prop{};

@@ -4,8 +4,11 @@
 Over the window that ends with the trace's last kernel and lasts MS (default: the last 60% of the
 kernels' span), from the kernel and migration events deepum writes (docs/trace-format.md):
   kernels busy     union of kernel, copy and memset intervals on the program's streams
-  H2D / D2H busy   union of migration intervals each way (CUPTI may drop some D2H records:
-                   a lower bound)
+  H2D / D2H busy   union of the driver's migration intervals each way (CUPTI may drop some D2H
+                   records: a lower bound)
+  deepum moves     union of the records deepum writes for its own moves ("deepum prefetch done",
+                   "deepum eviction done"): estimated intervals, a placement's included, which
+                   copies nothing; not link-busy time
   and the overlaps: time the GPU computed nothing while only H2D moved, only D2H moved, both
   moved, or nothing moved at all (waiting on the host or on an event).
 Prints a table; --json adds a JSON line.
@@ -13,24 +16,6 @@ Prints a table; --json adds a JSON line.
 import argparse
 import json
 import sys
-
-
-def union_length(intervals, lo, hi):
-    """Total length of the union of [start, end) intervals clipped to [lo, hi)."""
-    total, cur_start, cur_end = 0.0, None, None
-    for start, end in sorted(intervals):
-        start, end = max(start, lo), min(end, hi)
-        if end <= start:
-            continue
-        if cur_end is None or start > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = start, end
-        else:
-            cur_end = max(cur_end, end)
-    if cur_end is not None:
-        total += cur_end - cur_start
-    return total
 
 
 def merged(intervals, lo, hi):
@@ -75,14 +60,16 @@ def main():
     for e in events:
         if e.get("ph") == "M" and e.get("name") == "thread_name":
             track_names[(e["pid"], e["tid"])] = e["args"]["name"]
-    kernels, h2d, d2h = [], [], []
+    kernels, h2d, d2h, own = [], [], [], []
     for e in events:
         if e.get("ph") != "X" or e.get("pid") != 1:
             continue
         start = float(e["ts"]) / 1000.0  # ms
         end = start + float(e.get("dur", 0)) / 1000.0
         track = track_names.get((1, e["tid"]), "")
-        if track == "H2D migrations":
+        if track in ("H2D migrations", "D2H migrations") and "deepum" in e.get("name", ""):
+            own.append((start, end))
+        elif track == "H2D migrations":
             h2d.append((start, end))
         elif track == "D2H migrations":
             d2h.append((start, end))
@@ -94,6 +81,7 @@ def main():
     window = args.last_ms if args.last_ms else 0.6 * (last - first)
     lo, hi = last - window, last
     k, up, down = merged(kernels, lo, hi), merged(h2d, lo, hi), merged(d2h, lo, hi)
+    ours = merged(own, lo, hi)
     moving = merged([tuple(x) for x in up + down], lo, hi)
     busy_k = sum(e - s for s, e in k)
     busy_up = sum(e - s for s, e in up)
@@ -108,11 +96,13 @@ def main():
         "h2d_busy_ms": busy_up,
         "d2h_busy_ms": busy_down,
         "h2d_and_d2h_at_once_ms": both,
+        "deepum_moves_ms": sum(e - s for s, e in ours),
         "no_kernel_ms": idle_k,
         "no_kernel_while_moving_ms": idle_k_moving,
         "no_kernel_nothing_moving_ms": idle_k - idle_k_moving,
     }
-    print(f"window: the last {window:.0f} ms of kernels ({len(kernels)} kernel, {len(h2d)} H2D, {len(d2h)} D2H events in the trace)")
+    print(f"window: the last {window:.0f} ms of kernels ({len(kernels)} kernel, {len(h2d)} H2D, {len(d2h)} D2H "
+          f"and {len(own)} deepum move events in the trace)")
     print("| measure | ms | % of window |")
     print("|---|---|---|")
     for name, value in result.items():

@@ -17,10 +17,10 @@ statistics into one suite_PHASE.json.
 
 Ratios: "x native" divides by the native median step of the same phase. The floor at R (floor_ms,
 which prefetch_report.py shares) is the larger of the native step time and the time to move
-F - F/R bytes each way per step: 2 (F - F/R) at the measured rate of 64 MiB-range prefetches both
-ways at once (Unified Memory's two directions do not overlap: bench/um_move_probe.cu), or, for a
-bandwidth file without that figure, each way at its one-way rate, the two overlapped. Without a
-bandwidth measurement the floor is the native step time.
+F - F/R bytes each way per step at the measured 64 MiB-range prefetch bandwidth, both directions
+overlapped (whether Unified Memory's migrations do overlap is not settled; prefetch_bandwidth's
+both-ways figure is reported beside it). Without a bandwidth measurement the floor is the native
+step time.
 """
 
 from __future__ import annotations
@@ -123,9 +123,6 @@ def floor_ms(native_ms: float, footprint: int, ratio: float, bandwidth: dict | N
     if not bandwidth or ratio <= 1:
         return native_ms
     must_move = footprint - footprint / ratio
-    both_ways = bandwidth.get("both_ways_64MiB_ranges_gbps", 0) * 1e9
-    if both_ways > 0:
-        return max(native_ms, 1000 * 2 * must_move / both_ways)
     h2d = bandwidth.get("h2d_64MiB_ranges_gbps", 0) * 1e9
     d2h = bandwidth.get("d2h_64MiB_ranges_gbps", 0) * 1e9
     if h2d <= 0 or d2h <= 0:

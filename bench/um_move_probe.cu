@@ -59,15 +59,6 @@ struct Result {
   double best_ms = 1e30, enqueue_ms = 1e30;
 };
 
-// Spins for `ns` nanoseconds of the GPU's clock.
-__global__ void spin(unsigned long long ns) {
-  unsigned long long start = 0, now = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,7 +155,7 @@ int main(int argc, char** argv) {
   const auto behind_kernel = [&](Case c) {
     c.name += "_behind_kernel";
     c.body = [&, body = c.body] {
-      spin<<<1, 1, 0, streams[3]>>>(200'000'000ull);
+      bench::spin<<<1, 1, 0, streams[3]>>>(200'000'000ull);
       CHECK_CUDA(cudaEventRecord(kernel_done, streams[3]));
       CHECK_CUDA(cudaStreamWaitEvent(streams[0], kernel_done, 0));
       CHECK_CUDA(cudaStreamWaitEvent(streams[1], kernel_done, 0));
@@ -172,7 +163,9 @@ int main(int argc, char** argv) {
     };
     return c;
   };
-  for (size_t i : {size_t{0}, size_t{3}, size_t{6}}) cases.push_back(behind_kernel(cases[i]));
+  // d2h_and_h2d_at_once issues both ways from one thread: on idle streams the moves to the host
+  // hold it, so only behind the kernel are the two ways really enqueued at once.
+  for (size_t i : {size_t{0}, size_t{3}, size_t{5}, size_t{6}}) cases.push_back(behind_kernel(cases[i]));
   std::vector<Result> results;
   for (const Case& c : cases) results.push_back({c.name, c.bytes});
   for (int round = 0; round < 3; ++round) {

@@ -42,9 +42,10 @@ constexpr std::array kKeys{
             "handed out again by PyTorch's caching allocator, that no launch has named since) is made "
             "resident without copying its stale contents, when the first launch naming it finds it "
             "evicted. Sound only if every write reaches the memory by a launch, copy or memset that names "
-            "it: a write deepum cannot see (a pointer kept in device memory, a 2-D copy) would be lost. "
+            "it: a write deepum cannot see (a pointer kept in device memory) would be lost. Launches whose "
+            "pointers deepum cannot all see, graphs and 2-D/3-D copies end every block's freshness. "
             "With stream_ordered_discard, dead victims are then dropped where they are, not placed on the "
-            "host (every way back being a placement).",
+            "host (nearly every way back being a placement).",
             field<&Config::stream_ordered_place_fresh>()},
     KeySpec{
         "remote_access", "off",

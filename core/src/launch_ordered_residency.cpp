@@ -15,7 +15,7 @@ void LaunchOrderedResidency::on_range_allocated(std::uint64_t address, std::uint
   range.blocks.assign(block_of(address + bytes - 1) - block_of(address) + 1, Block{});
   // What cudaMalloc returns holds nothing yet.
   if (options_.place_fresh) {
-    for (Block& block : range.blocks) block.fresh = true;
+    for (Block& block : range.blocks) block.fresh_epoch = fresh_epoch_;
   }
 }
 
@@ -60,7 +60,7 @@ void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint
     Block& block = range->blocks[id - block_of(range->address)];
     block.dead = true;
     block.dead_stream = stream;
-    block.fresh = false;  // fresh again only once handed out whole
+    block.fresh_epoch = 0;  // fresh again only once handed out whole
     stats_.dead_returned_bytes += kBlockBytes;
   }
 }
@@ -74,7 +74,7 @@ void LaunchOrderedResidency::on_buffer_handed_out(std::uint64_t address, std::ui
     Block& block = range->blocks[id - block_of(range->address)];
     // A block the buffer covers in part may hold a live neighbour: never fresh.
     const bool whole = block_base(id) >= address && block_base(id) + kBlockBytes <= end;
-    block.fresh = options_.place_fresh && whole && (block.dead || block.fresh);
+    block.fresh_epoch = options_.place_fresh && whole && (block.dead || fresh(block)) ? fresh_epoch_ : 0;
     block.dead = false;
   }
 }
@@ -118,7 +118,7 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
       if (block.named_at == now) continue;  // the launch about to run needs it
       // Dropping dead contents is safe only after their last users: those on the stream the
       // allocator took them back on, which the eviction follows.
-      const bool droppable = block.dead && block.dead_stream == stream;
+      const bool droppable = options_.discard_dead && block.dead && block.dead_stream == stream;
       if (dead_only && !droppable) continue;
       (droppable ? dead : live).push_back(entry);
       covered += part(*range, index).bytes;
@@ -138,9 +138,11 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
   };
   merge(dead, decision.discard);
   merge(live, decision.evict);
+  if (!live.empty()) decision.eviction_number = ++evictions_decided_;
   for (auto [range, index] : live) {
     decision.evict_after_launch = std::max(decision.evict_after_launch, range->blocks[index].named_at);
     range->blocks[index].evicted_alongside = alongside;
+    range->blocks[index].evicted_by = decision.eviction_number;
   }
   for (const AddressRange& range : decision.discard) stats_.discarded_bytes += range.bytes;
 }
@@ -165,7 +167,8 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     if (!block.resident) new_bytes += part(range, index).bytes;
     named_.emplace_back(&range, index);
     // Whatever this launch does with it, it holds the program's data from here on.
-    named_fresh_.push_back(std::exchange(block.fresh, false));
+    named_fresh_.push_back(fresh(block));
+    block.fresh_epoch = 0;
   }
   return new_bytes;
 }
@@ -174,6 +177,9 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
   const std::uint64_t now = ++launch_seq_;
   named_.clear();
   named_fresh_.clear();
+  // Pointers past the kept ones (a foreach kernel's outputs come after its inputs), or none found:
+  // it may write blocks it does not name, which must not be placed (dropped) later.
+  if (launch.pointers_truncated || launch.unnamed_memory) forget_fresh();
   std::uint64_t new_bytes = 0;
   for (std::size_t i = 0; i < launch.pointer_count; ++i)
     new_bytes += name(launch.pointers[i], launch.extents[i], now);
@@ -185,6 +191,7 @@ LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool 
   ++stats_.copies;
   named_.clear();
   named_fresh_.clear();
+  if (copy.unnamed_memory) forget_fresh();
   std::uint64_t new_bytes = 0;
   if (copy.bytes != 0) {
     for (std::size_t i = 0; i < copy.operand_count && i < CopyLaunch::kMaxOperands; ++i)
@@ -232,7 +239,7 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
   const std::uint64_t held = resident_bytes_ + pending_bytes_;
   const std::uint64_t room = limit_ > held ? limit_ - held : 0;
   // A fresh part is placed when it is a whole block (the driver drops and places whole pages);
-  // without prefetching, only fresh parts move.
+  // without prefetching, only fresh parts move, and all-or-nothing applies to them alone.
   const auto placed = [this](std::size_t i) {
     return options_.place_fresh && named_fresh_[i] &&
            part(*named_[i].first, named_[i].second).bytes == kBlockBytes;
@@ -257,8 +264,8 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
     const Block& block = range->blocks[index];
     if (block.resident) continue;
     if (placed(i)) {
-      // Placing blocks the eviction in flight still moves out would race it: waited for too.
       append_merged(decision.place, last_placed, range, part(*range, index));
+      decision.place_after_eviction = std::max(decision.place_after_eviction, block.evicted_by);
       stats_.placed_bytes += kBlockBytes;
     } else if (options_.prefetch) {
       append_merged(decision.fetch, last_fetched, range, part(*range, index));
@@ -266,6 +273,7 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
     } else {
       continue;
     }
+    // Moving blocks the eviction in flight still moves out would race it: waited for too.
     if (pending_bytes_ != 0 && block.evicted_alongside == pending_id_)
       decision.fetch_waits_for_pending = true;
   }

@@ -122,16 +122,17 @@ void StreamOrderedEvictor::reap() {
     if (move.kind == Move::prefetch || move.kind == Move::placement) {
       // A placement runs on the discard stream, after the discards and placements before it.
       const bool placement = move.kind == Move::placement;
-      std::uint64_t earliest = std::max(move.enqueued, placement ? last_discard_end_ : last_prefetch_end_);
+      std::uint64_t& previous_end = placement ? last_placement_end_ : last_prefetch_end_;
+      std::uint64_t earliest = std::max(move.enqueued, previous_end);
       if (move.waited_eviction != 0) earliest = std::max(earliest, eviction_ends_[move.waited_eviction - 1]);
       if (move.after_discard) earliest = std::max(earliest, last_discard_end_);
       start = std::min(end, earliest);
-      (placement ? last_discard_end_ : last_prefetch_end_) =
-          std::max(placement ? last_discard_end_ : last_prefetch_end_, end);
+      previous_end = std::max(previous_end, end);
     } else if (move.kind == Move::eviction) {
       eviction_ends_ = {end, eviction_ends_[0]};
     } else {
       last_discard_end_ = std::max(last_discard_end_, end);
+      last_placement_end_ = std::max(last_placement_end_, end);  // the discard stream's FIFO
     }
     const bool to_gpu = move.kind == Move::prefetch || move.kind == Move::placement;
     for (const core::AddressRange& range : move.ranges) finished_.push_back({range, to_gpu, start, end});
@@ -237,12 +238,15 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
     EnqueueTimer timer(*this, Move::discard);
     // After the program's work so far in the launch's stream: every user of the dead blocks,
     // named or not. Dropped (and placed on the host, unless discard_in_place_) in one call,
-    // nothing copied, on a stream of their own (not queued behind evictions).
+    // nothing copied, on the discard stream: not behind evictions, but behind any placement there
+    // (which may wait for one).
     r = event_record.get()(program_done_, stream);
     if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
     if (r == CUDA_SUCCESS) {
-      r = discard_in_place_ ? discard_where_they_are(decision.discard, discard_stream_)
-                            : discard_and_prefetch_to(decision.discard, host, discard_stream_);
+      // Where the driver lacks the in-place discard, dropped and placed on the host instead.
+      r = discard_in_place_ && discard_batch.get() != nullptr
+              ? discard_where_they_are(decision.discard, discard_stream_)
+              : discard_and_prefetch_to(decision.discard, host, discard_stream_);
     }
     if (r == CUDA_SUCCESS) {
       // Queued: nothing the program enqueues later may run beside it (a block handed out again
@@ -280,7 +284,8 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
     }
     if (r == CUDA_SUCCESS) r = event_record.get()(done, stream_);
     if (r == CUDA_SUCCESS) {
-      in_flight_.push_back({done, decision.evict, Move::eviction, host_time});
+      in_flight_.push_back(
+          {done, decision.evict, Move::eviction, host_time, 0, false, decision.eviction_number});
       if (decision.wait_for_evict) {
         evicted = done;
         r = stream_wait_event.get()(stream, done, 0);
@@ -311,13 +316,13 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
 void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction& decision,
                                            std::uint64_t host_time, std::array<CUevent, 2> room,
                                            std::uint8_t waited_eviction) {
-  EnqueueTimer timer(*this, Move::placement);
   CUevent placed = take_event();
   if (placed == nullptr) {
     skipped_busy_.fetch_add(1, std::memory_order_relaxed);
     decision.place.clear();
     return;
   }
+  EnqueueTimer timer(*this, Move::placement);
   CUmemLocation gpu{};
   gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
   gpu.id = device_;
@@ -328,6 +333,13 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
   for (CUevent event : room) {
     if (event != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, event, 0);
+  }
+  // The eviction that moved a placed block out may still run (waited for by a launch in another
+  // stream, or by none yet): dropping pages under it is undefined.
+  for (const InFlight& move : in_flight_) {
+    if (move.kind == Move::eviction && move.eviction_number == decision.place_after_eviction &&
+        decision.place_after_eviction != 0 && r == CUDA_SUCCESS)
+      r = stream_wait_event.get()(discard_stream_, move.done, 0);
   }
   if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.place, gpu, discard_stream_);
   if (r != CUDA_SUCCESS) {
@@ -460,6 +472,11 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_copy(const core::CopyLa
                           [&](core::LaunchOrderedResidency& model, bool may_evict) {
                             return model.before_copy(copy, may_evict);
                           });
+}
+
+void StreamOrderedEvictor::forget_fresh() noexcept {
+  std::lock_guard lock(mutex_);
+  model_.forget_fresh();
 }
 
 core::LaunchOrderedStats StreamOrderedEvictor::stats() {

@@ -62,7 +62,12 @@ class PipelineSink final : public cupti_tracer::EventSink {
     if (evictor_ != nullptr) report(evictor_->before_launch(launch), launch.host_time);
   }
   void on_copy(const core::CopyLaunch& copy) override {
-    if (evictor_ != nullptr) report(evictor_->before_copy(copy), copy.host_time);
+    if (evictor_ == nullptr) return;
+    if (copy.unnamed_memory) {
+      evictor_->forget_fresh();  // nothing to order before it: its operands are unknown
+      return;
+    }
+    report(evictor_->before_copy(copy), copy.host_time);
   }
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
@@ -285,6 +290,11 @@ void stop_tracing_at_exit() {
     runtime->tracer->flush();
     const cupti_tracer::TracerStats stats = runtime->tracer->stats();
     std::string note = "; CUPTI records dropped: " + std::to_string(stats.dropped_records);
+    // Launches deepum cannot see all the memory of (what ends fresh blocks' freshness).
+    note += "; launches with more managed pointers than kept: " +
+            std::to_string(stats.launches_pointers_truncated) +
+            ", without a parameter layout: " + std::to_string(stats.launches_without_layout) +
+            ", graph launches: " + std::to_string(stats.graph_launches);
     if (const std::uint64_t incomplete = stats.records[cupti_tracer::RecordClass::incomplete];
         incomplete != 0)
       note +=

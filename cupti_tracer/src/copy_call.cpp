@@ -1,5 +1,6 @@
 #include "deepum/cupti_tracer/copy_call.hpp"
 
+#include <algorithm>
 #include <type_traits>  // the parameter structs come with cupti.h (generated_cuda_meta.h)
 
 namespace deepum::cupti_tracer {
@@ -86,7 +87,49 @@ constexpr CUpti_CallbackId kCopyCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
+    // Seen, not decoded: from kFirstUndecoded on.
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2D_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2D_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DUnaligned_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DUnaligned_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3D_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3D_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DPeer,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DPeer_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DPeerAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DPeerAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DBatchAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DBatchAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DBatchAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DBatchAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoD_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAtoD_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32_v2_ptds,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async_ptsz,
 };
+constexpr std::size_t kFirstUndecoded = 28;  // the 1-D copies and memsets come first
 
 }  // namespace
 
@@ -131,8 +174,15 @@ std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* para
     DEEPUM_MEMSET(cuMemsetD32Async, 4, false)
     DEEPUM_MEMSET(cuMemsetD32Async_ptsz, 4, true)
     default:
-      return std::nullopt;
+      break;
   }
+  const std::span<const CUpti_CallbackId> undecoded = copy_callback_ids().subspan(kFirstUndecoded);
+  if (std::find(undecoded.begin(), undecoded.end(), cbid) != undecoded.end()) {
+    CopyCall call;
+    call.decoded = false;
+    return call;
+  }
+  return std::nullopt;
 #undef DEEPUM_MEMCPY
 #undef DEEPUM_MEMSET
 }

@@ -594,6 +594,7 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
     launch.function = args.function;
     launch.stream = args.stream;
     launch.execution_key = execution_key(args.function, args.grid, args.block, {});
+    launch.unnamed_memory = true;  // its kernels' arguments are not seen
     bump(counters_->graph_launches);
   } else {
     const ManagedLookup& managed = options_.managed != nullptr ? *options_.managed : kNoManagedMemory;
@@ -602,7 +603,10 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
     if (launch.pointer_count != 0) bump(counters_->launches_with_managed_pointers);
     if (launch.pointers_truncated) bump(counters_->launches_pointers_truncated);
     if (outcome.path == ScanPath::packed_buffer) bump(counters_->launches_packed_buffer);
-    if (outcome.path == ScanPath::no_layout) bump(counters_->launches_without_layout);
+    if (outcome.path == ScanPath::no_layout) {
+      launch.unnamed_memory = true;
+      bump(counters_->launches_without_layout);
+    }
     if (outcome.lookups != 0) bump(counters_->managed_lookups, outcome.lookups);
   }
   sink_->on_launch(launch);
@@ -612,6 +616,13 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
   const std::optional<CopyCall> call = decode_copy_call(cbid, data.functionParams);
   if (!call) return;
   bump(counters_->copies);
+  if (!call->decoded) {
+    core::CopyLaunch copy;  // no operands: what it writes is unknown
+    copy.unnamed_memory = true;
+    copy.correlation_id = data.correlationId;
+    sink_->on_copy(copy);
+    return;
+  }
   const ManagedLookup& managed = options_.managed != nullptr ? *options_.managed : kNoManagedMemory;
   core::CopyLaunch copy = managed_operands(*call, managed);
   if (copy.operand_count == 0) return;

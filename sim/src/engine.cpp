@@ -93,14 +93,23 @@ Nanoseconds Executor::make_room(Policy& policy, Nanoseconds at, EvictionRecord::
   if (!victim || *victim >= state_.size() || !on_gpu(*victim) || pinned(*victim)) victim = lru_victim();
   if (!victim) throw std::logic_error("deepum-sim: the GPU is full of blocks the current kernel needs");
   const BlockIndex v = *victim;
-  const Nanoseconds start = std::max({at, d2h_free_, ready_[v], last_use_end_[v]});
-  const Nanoseconds end = start + transfer_ns(kBlock, machine_.evict_d2h_gb_per_s);
-  d2h_free_ = end;
+  const Nanoseconds end = migrate(false, std::max({at, ready_[v], last_use_end_[v]}),
+                                  transfer_ns(kBlock, machine_.evict_d2h_gb_per_s));
   stats_.d2h_bytes += kBlock;
   ++stats_.driver_evictions;
   if (record_) evictions_.push_back(EvictionRecord{current_kernel_, v, cause});
   vacate(v, BlockState::host);
   free_slots_.push(end);
+  return end;
+}
+
+Nanoseconds Executor::migrate(bool to_gpu, Nanoseconds earliest, Nanoseconds duration) {
+  Nanoseconds& channel = to_gpu ? h2d_free_ : d2h_free_;
+  const Nanoseconds start =
+      std::max(earliest, machine_.migrations_overlap ? channel : std::max(h2d_free_, d2h_free_));
+  const Nanoseconds end = start + duration;
+  channel = end;
+  if (!machine_.migrations_overlap) h2d_free_ = d2h_free_ = end;
   return end;
 }
 
@@ -129,9 +138,7 @@ void Executor::prefetch(std::span<const BlockIndex> blocks) {
       const Nanoseconds slot = take_slot();
       Nanoseconds ready = std::max(issued, slot);
       if (state_[b] == BlockState::host) {
-        const Nanoseconds start = std::max(ready, h2d_free_);
-        ready = start + transfer_ns(kBlock, machine_.prefetch_h2d_gb_per_s);
-        h2d_free_ = ready;
+        ready = migrate(true, ready, transfer_ns(kBlock, machine_.prefetch_h2d_gb_per_s));
         stats_.h2d_bytes += kBlock;
       }
       ++stats_.prefetched_blocks;
@@ -151,9 +158,8 @@ void Executor::evict(std::span<const BlockIndex> blocks) {
     ++stats_.evict_calls;
     for (BlockIndex b : run) {
       if (!on_gpu(b)) continue;
-      const Nanoseconds start = std::max({issued, d2h_free_, ready_[b], last_use_end_[b]});
-      const Nanoseconds end = start + transfer_ns(kBlock, machine_.prefetch_d2h_gb_per_s);
-      d2h_free_ = end;
+      const Nanoseconds end = migrate(false, std::max({issued, ready_[b], last_use_end_[b]}),
+                                      transfer_ns(kBlock, machine_.prefetch_d2h_gb_per_s));
       stats_.d2h_bytes += kBlock;
       ++stats_.evicted_blocks;
       if (record_) evictions_.push_back(EvictionRecord{current_kernel_, b, EvictionRecord::Cause::hint});
@@ -243,9 +249,7 @@ void Executor::run(Policy& policy) {
         t += us_to_ns(machine_.fault_us);
         ++stats_.populate_faults;
       } else {
-        const Nanoseconds start = std::max(t, h2d_free_);
-        t = start + transfer_ns(kBlock, machine_.fault_h2d_gb_per_s);
-        h2d_free_ = t;
+        t = migrate(true, t, transfer_ns(kBlock, machine_.fault_h2d_gb_per_s));
         stats_.h2d_bytes += kBlock;
       }
       occupy(b, t);

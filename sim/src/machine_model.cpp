@@ -23,6 +23,7 @@ MachineModel MachineModel::h200() {
   m.fault_us = 27.0;                            // one GPU fault on a new 2 MB block
   m.discard_call_us = 110.0;                    // assumed equal to a prefetch call
   m.discard_gb_per_s = 268.0;                   // 2 GiB discarded in 8 ms
+  m.migrations_overlap = true;                  // as pinned copies; not measured for migrations
   return m;
 }
 
@@ -55,11 +56,12 @@ constexpr DoubleKey kDoubleKeys[] = {
     {"discard_gb_per_s", &MachineModel::discard_gb_per_s, false},
 };
 constexpr std::string_view kCapacityKey = "capacity_bytes";
+constexpr std::string_view kOverlapKey = "migrations_overlap";
 
 std::string known_keys() {
   std::string keys(kCapacityKey);
   for (const DoubleKey& key : kDoubleKeys) keys += ", " + std::string(key.name);
-  return keys;
+  return keys + ", " + std::string(kOverlapKey);
 }
 
 std::string type_name(const Json& value) { return value.type_name(); }
@@ -110,6 +112,12 @@ MachineLoad parse_machine_model(std::string_view json_text, std::string_view nam
       }
       continue;
     }
+    if (key == kOverlapKey) {
+      if (!value.is_boolean())
+        return failure(name, "key '" + key + "': expected true or false, got " + type_name(value));
+      model.migrations_overlap = value.get<bool>();
+      continue;
+    }
     const DoubleKey* known = nullptr;
     for (const DoubleKey& candidate : kDoubleKeys) {
       if (candidate.name == key) known = &candidate;
@@ -144,6 +152,7 @@ std::string machine_model_json(const MachineModel& model) {
   for (const DoubleKey& key : kDoubleKeys) {
     out += ",\n  \"" + std::string(key.name) + "\": " + format_double(model.*(key.field));
   }
+  out += ",\n  \"" + std::string(kOverlapKey) + "\": " + (model.migrations_overlap ? "true" : "false");
   out += "\n}\n";
   return out;
 }

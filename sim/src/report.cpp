@@ -8,9 +8,10 @@ namespace deepum::sim {
 std::optional<std::uint64_t> floor_ns(const ReplayReport& report) {
   for (const SimResult& result : report.results) {
     if (result.policy != "oracle") continue;
-    return std::max({report.compute_ns,
-                     transfer_ns(result.stats.h2d_bytes, report.machine.prefetch_h2d_gb_per_s),
-                     transfer_ns(result.stats.d2h_bytes, report.machine.prefetch_d2h_gb_per_s)});
+    const std::uint64_t in = transfer_ns(result.stats.h2d_bytes, report.machine.prefetch_h2d_gb_per_s);
+    const std::uint64_t out = transfer_ns(result.stats.d2h_bytes, report.machine.prefetch_d2h_gb_per_s);
+    // Migrations that take turns move the oracle's bytes one way after the other.
+    return std::max(report.compute_ns, report.machine.migrations_overlap ? std::max(in, out) : in + out);
   }
   return std::nullopt;
 }

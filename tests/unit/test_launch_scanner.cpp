@@ -593,11 +593,22 @@ TEST_CASE("copy and memset calls: operands, bytes and stream from CUPTI's parame
   cuMemsetD16_v2_params halves{kManagedA, 1, 10};
   CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2, &halves)->bytes == 20);
 
-  // Every callback listed decodes; others and missing parameters do not.
+  // Every callback listed decodes (the region, peer, batch and array copies and 2-D memsets only
+  // as "not decoded": they may write managed memory); others and missing parameters do not.
+  std::size_t undecoded = 0;
   for (CUpti_CallbackId cbid : copy_callback_ids()) {
     cuMemcpyAsync_params any{};  // the largest of the structs read
-    CHECK(decode_copy_call(cbid, &any).has_value());
+    const auto seen = decode_copy_call(cbid, &any);
+    CHECK(seen.has_value());
+    if (seen && !seen->decoded) ++undecoded;
   }
+  CHECK(undecoded == 40);
+  CUDA_MEMCPY2D_v2 region{};
+  cuMemcpy2DAsync_v2_params two_d{&region, stream};
+  call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2, &two_d);
+  REQUIRE(call.has_value());
+  CHECK_FALSE(call->decoded);
+  CHECK(call->destination == 0);
   CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &between).has_value());
   CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, nullptr).has_value());
 }

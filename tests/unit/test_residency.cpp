@@ -1,6 +1,7 @@
 // ResidencyMap, FaultAttributor, LaunchQueue and EventPipeline on fabricated event streams.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -963,6 +964,64 @@ TEST_CASE("with placing, fresh blocks the first launch finds evicted are placed,
   LaunchOrderedResidency plain(kLimit, 4 * kMiB, {.prefetch = true, .discard_dead = true});
   plain.on_range_allocated(kBase, 64 * kMiB);
   CHECK(plain.before_launch(launch_naming(kBase, 4 * kMiB)).place.empty());
+}
+
+TEST_CASE("with placing, a write deepum cannot see ends every block's freshness") {
+  const auto fresh_model = [] {
+    auto model = std::make_unique<LaunchOrderedResidency>(
+        16 * kMiB, 4 * kMiB, LaunchOrderedOptions{.prefetch = true, .place_fresh = true});
+    model->on_range_allocated(kBase, 64 * kMiB);
+    return model;
+  };
+  // A launch whose pointer list was cut short (a foreach kernel's outputs come last) may have
+  // written the fresh blocks it does not name: none is placed afterwards, they are copied.
+  auto model = fresh_model();
+  KernelLaunch truncated = launch_naming(kBase + 40 * kMiB, 2 * kMiB);
+  truncated.pointers_truncated = true;
+  CHECK(model->before_launch(truncated).place.empty());  // its own named block is not placed either
+  CHECK(model->before_launch(launch_naming(kBase, 4 * kMiB)).fetch ==
+        std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  // So may a launch with no parameter layout, a graph, or a copy deepum does not decode.
+  model = fresh_model();
+  KernelLaunch opaque = launch_naming(kBase + 40 * kMiB, 0);
+  opaque.pointer_count = 0;
+  opaque.unnamed_memory = true;
+  model->before_launch(opaque);
+  CHECK(model->before_launch(launch_naming(kBase, 4 * kMiB)).place.empty());
+  model = fresh_model();
+  CopyLaunch copy;
+  copy.unnamed_memory = true;  // a 2-D copy: operands not decoded
+  model->before_copy(copy);
+  CHECK(model->before_launch(launch_naming(kBase, 4 * kMiB)).place.empty());
+  // Blocks handed out after it are fresh again.
+  model->on_buffer_returned(kBase + 8 * kMiB, 4 * kMiB, 0);
+  model->on_buffer_handed_out(kBase + 8 * kMiB, 4 * kMiB);
+  CHECK(model->before_launch(launch_naming(kBase + 8 * kMiB, 4 * kMiB)).place ==
+        std::vector<AddressRange>{{kBase + 8 * kMiB, 4 * kMiB}});
+}
+
+TEST_CASE("with placing, a block some eviction moved out is placed after that eviction") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, {.prefetch = true, .place_fresh = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));  // placed: fresh from allocation
+  const LaunchEviction first = model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  REQUIRE(first.evict == std::vector<AddressRange>{{kBase, 4 * kMiB}});  // alongside
+  CHECK(first.eviction_number == 1);
+  // Returned and handed out again whole: fresh, not resident, placed after eviction 1.
+  model.on_buffer_returned(kBase, 4 * kMiB, 0);
+  model.on_buffer_handed_out(kBase, 4 * kMiB);
+  const LaunchEviction again = model.before_launch(launch_naming(kBase, 4 * kMiB));
+  CHECK(again.place == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  CHECK(again.place_after_eviction == 1);
+  // Without stream_ordered_discard, a block in the cache is written back like any other victim.
+  CHECK(model.stats().discarded_bytes == 0);
+  LaunchOrderedResidency no_discard(16 * kMiB, 4 * kMiB, {.place_fresh = true});
+  no_discard.on_range_allocated(kBase, 64 * kMiB);
+  no_discard.before_launch(launch_naming(kBase, 12 * kMiB));
+  no_discard.on_buffer_returned(kBase, 4 * kMiB, 0);
+  const LaunchEviction victims = no_discard.before_launch(launch_naming(kBase + 12 * kMiB, 8 * kMiB));
+  CHECK(victims.discard.empty());
+  CHECK(total_bytes(victims.evict) >= 4 * kMiB);
 }
 
 TEST_CASE("a finished prefetch before a launch counts the range resident from its start") {

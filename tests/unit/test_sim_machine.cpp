@@ -17,6 +17,7 @@ TEST_CASE("sim machine: the H200 preset carries the measured figures") {
   CHECK(m.prefetch_d2h_call_us == doctest::Approx(230.0));
   CHECK(m.fault_h2d_gb_per_s == doctest::Approx(13.0));
   CHECK(m.fault_us == doctest::Approx(27.0));
+  CHECK(m.migrations_overlap);
 }
 
 TEST_CASE("sim machine: transfer time is bytes over GB/s in nanoseconds, rounded up") {
@@ -43,6 +44,12 @@ TEST_CASE("sim machine: JSON overrides keys and keeps the rest") {
   CHECK(load.model->prefetch_h2d_gb_per_s == doctest::Approx(25.0));
   CHECK(load.model->fault_us == doctest::Approx(0.0));
   CHECK(load.model->prefetch_d2h_gb_per_s == doctest::Approx(15.0));
+  const MachineLoad turns = parse_machine_model(R"({"migrations_overlap": false})", "m.json");
+  REQUIRE(turns.model.has_value());
+  CHECK_FALSE(turns.model->migrations_overlap);
+  const MachineLoad turns_again = parse_machine_model(machine_model_json(*turns.model), "again.json");
+  REQUIRE(turns_again.model.has_value());
+  CHECK_FALSE(turns_again.model->migrations_overlap);
   const MachineLoad bytes = parse_machine_model(R"({"capacity_bytes": 4194304})", "m.json");
   REQUIRE(bytes.model.has_value());
   CHECK(bytes.model->capacity_bytes == 4'194'304);
@@ -71,6 +78,8 @@ TEST_CASE("sim machine: errors name the file and the key") {
   CHECK(e.starts_with("machine.json: key 'capacity_bytes': expected a byte count"));
   e = error_of(R"({"capacity_bytes": "lots"})");
   CHECK(e.starts_with("machine.json: key 'capacity_bytes': "));
+  e = error_of(R"({"migrations_overlap": 1})");
+  CHECK(e == "machine.json: key 'migrations_overlap': expected true or false, got number");
   e = error_of(R"({"capacity_bytes": 1024})");
   CHECK(e == "machine.json: key 'capacity_bytes': the GPU must hold at least one 2 MB block");
   e = error_of(R"({"fault_us": 27,)");

@@ -32,6 +32,9 @@ struct KernelLaunch {
   std::array<std::uint32_t, 3> block{};
   std::uint16_t pointer_count = 0;  // managed pointers found among the arguments
   bool pointers_truncated = false;  // more than kMaxPointers were found
+  // It may reach managed memory its pointers do not show: a graph launch, or a kernel whose
+  // parameter layout is unknown (nothing was scanned). Not written to trace files.
+  bool unnamed_memory = false;
   std::array<std::uint64_t, kMaxPointers> pointers{};
   // Bytes each pointer reaches, to the end of the buffer the program's allocator handed out (a
   // PyTorch tensor's block); 0 where unknown. Not written to trace files.
@@ -68,6 +71,9 @@ struct CopyLaunch {
   std::uint16_t operand_count = 0;  // the operands in managed memory
   std::array<std::uint64_t, kMaxOperands> operands{};
   std::uint64_t bytes = 0;  // each operand spans this many bytes
+  // A copy whose operands are not decoded (2-D, 3-D, peer, batched, array copies, 2-D memsets):
+  // it may write managed memory no operand shows.
+  bool unnamed_memory = false;
 };
 
 enum class FaultAccess : std::uint8_t { unknown, read, write, atomic, prefetch };

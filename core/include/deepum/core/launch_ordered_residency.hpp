@@ -42,8 +42,8 @@ struct LaunchEviction {
   // Only when it all fits under the limit: a launch naming more faults in what it touches (a gather
   // over a large tensor touches a fraction of what it names).
   std::vector<AddressRange> fetch;
-  // Some of `fetch` is being moved out by the eviction in flight (not waited for by the launch):
-  // the fetch waits for it, else it would arrive first and be moved back.
+  // Some of `fetch` or `place` is being moved out by the eviction in flight (not waited for by the
+  // launch): the move waits for it, else it would arrive first and be moved back.
   bool fetch_waits_for_pending = false;
   // With placing: what the launch names that is fresh (whole 2 MB blocks of a buffer the program's
   // allocator handed out, not named by any launch since) and not resident: made resident without
@@ -51,9 +51,15 @@ struct LaunchEviction {
   // (the block's earlier users there, which PyTorch reuses it behind), into the evictions' room;
   // the launch waits for it. Counted with `fetch` against the room.
   std::vector<AddressRange> place;
+  // The latest eviction (eviction_number numbering) that moved one of `place` out: the placement
+  // must not run beside it, whichever stream's launch asked for it.
+  std::uint64_t place_after_eviction = 0;
+  // This decision's own eviction's number (when `evict` is not empty): 1, 2, ... in decision order.
+  std::uint64_t eviction_number = 0;
   // With discarding: victims whose contents are dead (in the program's allocator's cache, taken
-  // back on this stream), dropped instead of written back. Quick (nothing moves): the launch always
-  // waits for it, so nothing the program does later can run beside a discard.
+  // back on this stream), dropped instead of written back. Nothing moves (a placement queued before
+  // it may wait for an eviction): the launch always waits for it, so nothing the program does
+  // later can run beside a discard.
   std::vector<AddressRange> discard;
 };
 
@@ -72,13 +78,15 @@ struct LaunchOrderedStats {
   std::uint64_t evictions = 0, evicted_bytes = 0;
   std::uint64_t waited_evictions = 0;  // the launch waited for it at once: the GPU stalled for it
   std::uint64_t waits_for_pending = 0;
-  std::uint64_t peak_bytes = 0;                  // the model at most, evictions in flight included
-  std::uint64_t launches_over_limit = 0;         // named more than the limit leaves room for by itself
-  std::uint64_t fetches = 0, fetched_bytes = 0;  // with prefetching: launches given a fetch, and its bytes
-  std::uint64_t fetch_skipped_bytes = 0;         // named, not resident, not fetched: more than the limit left
-  std::uint64_t discarded_bytes = 0;             // victims dropped instead of written back
-  std::uint64_t placed_bytes = 0;                // fresh blocks made resident without a copy
-  std::uint64_t dead_returned_bytes = 0;         // whole blocks of buffers the allocator took back
+  std::uint64_t peak_bytes = 0;           // the model at most, evictions in flight included
+  std::uint64_t launches_over_limit = 0;  // named more than the limit leaves room for by itself
+  // Launches given a fetch or a placement, and the bytes each moves, as decided (a move the driver
+  // then refuses is still counted).
+  std::uint64_t fetches = 0, fetched_bytes = 0;
+  std::uint64_t fetch_skipped_bytes = 0;  // named, not resident, not fetched: more than the limit left
+  std::uint64_t discarded_bytes = 0;      // victims dropped instead of written back
+  std::uint64_t placed_bytes = 0;         // fresh blocks made resident without a copy
+  std::uint64_t dead_returned_bytes = 0;  // whole blocks of buffers the allocator took back
 };
 
 class LaunchOrderedResidency {
@@ -98,13 +106,16 @@ class LaunchOrderedResidency {
   // The allocator handed a buffer out: every block it touches is live again (the program may write
   // it in ways no launch names: a 2-D copy, a pointer kept in device memory). With place_fresh, the
   // whole blocks inside it that were dead (or never named since allocated) are fresh until a launch
-  // names them.
+  // names them, or until an operation that may write memory it does not name (a truncated pointer
+  // list, an unknown parameter layout, a graph, an undecoded copy) ends every block's freshness.
   void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes);
   // Counts what the launch names as resident and decides the evictions that must come before it.
   // `may_evict` false (the stream is being captured into a graph): counts only.
   LaunchEviction before_launch(const KernelLaunch& launch, bool may_evict = true);
   // The same for a copy or memset: its managed operands, `bytes` each.
   LaunchEviction before_copy(const CopyLaunch& copy, bool may_evict = true);
+  // Ends every block's freshness at once: an operation may have written memory it does not name.
+  void forget_fresh() { ++fresh_epoch_; }
   // The eviction decided could not be enqueued: its blocks stay resident.
   void eviction_failed(const LaunchEviction& decision);
 
@@ -126,9 +137,10 @@ class LaunchOrderedResidency {
     // has been handed out over it since.
     bool dead = false;
     std::uint64_t dead_stream = 0;
-    // Nothing the program wrote: allocated or handed out whole (see on_buffer_handed_out), and not
-    // named since.
-    bool fresh = false;
+    // Nothing the program wrote: allocated or handed out whole (see on_buffer_handed_out), not named
+    // since, and no unnamed write since (fresh while equal to fresh_epoch_).
+    std::uint64_t fresh_epoch = 0;
+    std::uint64_t evicted_by = 0;         // the eviction (eviction_number) that moved it out last
     std::uint64_t evicted_alongside = 0;  // the eviction alongside (pending_id_) that took it last
     std::uint64_t named_at = 0;           // the launch that named it last
     std::list<LruEntry>::iterator lru;
@@ -163,6 +175,9 @@ class LaunchOrderedResidency {
   std::uint64_t pending_bytes_ = 0;  // evicted by an eviction the program has not waited for yet
   std::uint64_t pending_id_ = 0;     // that eviction's number (evictions alongside, counted)
   std::uint64_t launch_seq_ = 0;
+  std::uint64_t fresh_epoch_ = 1;        // blocks start at 0: not fresh
+  std::uint64_t evictions_decided_ = 0;  // LaunchEviction::eviction_number of the latest
+  bool fresh(const Block& block) const { return block.fresh_epoch == fresh_epoch_; }
   std::vector<LruEntry> named_;    // scratch, kept to avoid allocating per launch
   std::vector<bool> named_fresh_;  // per named_ entry: fresh when named (scratch)
   LaunchOrderedStats stats_;

@@ -64,6 +64,8 @@ class StreamOrderedEvictor {
   Moves before_launch(const core::KernelLaunch& launch) noexcept;
   // The same before a copy or memset (its driver API entry).
   Moves before_copy(const core::CopyLaunch& copy) noexcept;
+  // A copy deepum does not decode may have written managed memory: no block is fresh any more.
+  void forget_fresh() noexcept;
 
   // An eviction or prefetch that finished, on the clock of poll_finished's `now`.
   struct Finished {
@@ -92,8 +94,10 @@ class StreamOrderedEvictor {
     std::uint64_t evictions_ns = 0, discards_ns = 0, prefetches_ns = 0, placements_ns = 0;
   };
   EnqueueTimes enqueue_times() const {
-    return {enqueue_ns_[0].load(std::memory_order_relaxed), enqueue_ns_[1].load(std::memory_order_relaxed),
-            enqueue_ns_[2].load(std::memory_order_relaxed), enqueue_ns_[3].load(std::memory_order_relaxed)};
+    const auto held = [this](Move kind) {
+      return enqueue_ns_[static_cast<std::size_t>(kind)].load(std::memory_order_relaxed);
+    };
+    return {held(Move::eviction), held(Move::discard), held(Move::prefetch), held(Move::placement)};
   }
   // Evictions that started after their victims' last users (a progress marker), not after every
   // launch enqueued before the one needing the room.
@@ -123,7 +127,8 @@ class StreamOrderedEvictor {
     // A prefetch or placement after the eviction whose room it waited for: 0 none, 1 the latest
     // eviction issued before it, 2 the one before that (the latest runs alongside).
     std::uint8_t waited_eviction = 0;
-    bool after_discard = false;  // a prefetch after the latest discard issued before it
+    bool after_discard = false;         // a prefetch after the latest discard issued before it
+    std::uint64_t eviction_number = 0;  // an eviction: LaunchEviction::eviction_number
   };
 
   // Decides with `decide(model, may_evict)` what must come before an operation enqueued in
@@ -174,7 +179,7 @@ class StreamOrderedEvictor {
   // Dead victims are dropped where they are, not placed on the host. Placing them there costs what
   // writing them back does, less the copy (the driver maps every 4 KiB host page). Left on the GPU,
   // a discarded 2 MB chunk is the first the driver reclaims under pressure, without a copy. The
-  // room counts as freed only when every way back is a placement (place_fresh), which costs the
+  // room counts as freed only when nearly every way back is a placement (place_fresh), which costs the
   // same whether the driver reclaimed the chunk or not.
   const bool discard_in_place_;
   CUstream stream_ = nullptr;          // evictions
@@ -190,7 +195,8 @@ class StreamOrderedEvictor {
   std::vector<Finished> finished_;
   std::uint64_t last_prefetch_end_ = 0;           // when the latest prefetch reaped finished
   std::array<std::uint64_t, 2> eviction_ends_{};  // when the latest two evictions reaped finished
-  std::uint64_t last_discard_end_ = 0;            // when the latest discard or placement reaped finished
+  std::uint64_t last_discard_end_ = 0;            // when the latest discard reaped finished
+  std::uint64_t last_placement_end_ = 0;          // ... or discard or placement (they share a stream)
   // An event on our stream whose time on the caller's clock is known: the ends of evictions are
   // timed from it on the GPU's clock (the worker sees them up to milliseconds later, while the
   // next launch is already faulting memory in).

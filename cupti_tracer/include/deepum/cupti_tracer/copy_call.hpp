@@ -21,13 +21,17 @@ struct CopyCall {
   std::uint64_t source = 0;  // 0 for a memset
   std::uint64_t bytes = 0;   // a memset: elements times their size
   std::uint64_t stream = 0;  // the CUstream handle; a per-thread call on stream 0 names CU_STREAM_PER_THREAD
+  // False for the copies not decoded (below): nothing above is filled in, but the call may write
+  // managed memory.
+  bool decoded = true;
 };
 
-// The callbacks decoded: the 1-D copies and memsets with 64-bit pointers, each with its
-// per-thread-stream twin. Copies of 2-D/3-D regions, arrays, between devices and in batches are
-// not (they name regions or several ranges; PyTorch's training loop uses none of them).
+// The callbacks watched: the 1-D copies and memsets with 64-bit pointers, each with its
+// per-thread-stream twin, decoded; and the copies of 2-D/3-D regions, from arrays, between devices
+// and in batches, and the 2-D memsets, seen but not decoded (they name regions or several ranges;
+// PyTorch's training loop uses none of them): deepum only learns that they may write memory.
 std::span<const CUpti_CallbackId> copy_callback_ids() noexcept;
-// nullopt: not one of copy_callback_ids(), or no parameters.
+// nullopt: not one of copy_callback_ids(), or no parameters; decoded false: one not decoded.
 std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* params) noexcept;
 // The call's operands in managed memory.
 core::CopyLaunch managed_operands(const CopyCall& call, const ManagedLookup& managed) noexcept;

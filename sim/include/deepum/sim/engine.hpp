@@ -118,6 +118,9 @@ class Executor {
   Nanoseconds host_call(double call_us);  // returns when the call returns
   Nanoseconds take_slot();                // occupies a free block; returns when it is free
   Nanoseconds make_room(Policy& policy, Nanoseconds at, EvictionRecord::Cause cause);  // driver eviction
+  // A migration of `duration` one way, starting no earlier than `earliest` nor before the link is
+  // free (either way, unless the machine's migrations overlap); returns its end.
+  Nanoseconds migrate(bool to_gpu, Nanoseconds earliest, Nanoseconds duration);
   void occupy(BlockIndex block, Nanoseconds ready);
   void vacate(BlockIndex block, BlockState to);
   void lru_push_front(BlockIndex block);
@@ -144,7 +147,7 @@ class Executor {
 
   Nanoseconds now_ = 0;       // compute stream: end of the last kernel
   Nanoseconds host_ = 0;      // host thread free at
-  Nanoseconds h2d_free_ = 0;  // channels free at
+  Nanoseconds h2d_free_ = 0;  // channels free at (one shared value when migrations do not overlap)
   Nanoseconds d2h_free_ = 0;
   std::uint32_t current_kernel_ = 0;
   std::uint32_t window_start_ = 0;

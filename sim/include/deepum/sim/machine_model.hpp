@@ -29,6 +29,10 @@ struct MachineModel {
   // Discard (cudaMemDiscardBatchAsync): host time per call, and the rate it drops memory at.
   double discard_call_us = 0;
   double discard_gb_per_s = 0;
+  // Whether migrations to the GPU and to the host run at the same time (false: they take turns).
+  // Pinned copies do (97 GB/s both ways on the H200); for Unified Memory's migrations it is not
+  // settled: session 9's probe issued both ways from one thread, and a move to the host held it.
+  bool migrations_overlap = true;
 
   // The H200 machine of docs/BACKGROUND.md section 2 (PCIe Gen5 x16, driver 580, CUDA 13.0).
   static MachineModel h200();

@@ -24,9 +24,9 @@ struct ReplayReport {
   std::vector<SimResult> results;
 };
 
-// max(compute, H2D bytes / prefetch H2D rate, D2H bytes / prefetch D2H rate) with the oracle's
-// bytes: what no schedule can beat given that traffic (the two directions overlap). nullopt
-// without an oracle result.
+// max(compute, H2D bytes / prefetch H2D rate + D2H bytes / prefetch D2H rate) with the oracle's
+// bytes: what no schedule can beat given that traffic (the larger transfer time instead of the
+// sum where the machine's migrations overlap). nullopt without an oracle result.
 std::optional<std::uint64_t> floor_ns(const ReplayReport& report);
 
 std::string format_text(const ReplayReport& report);
