@@ -166,6 +166,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     block.named_at = now;
     if (!block.resident) new_bytes += part(range, index).bytes;
     named_.emplace_back(&range, index);
+    named_after_placement_ = std::max(named_after_placement_, block.placed_by);
     // Whatever this launch does with it, it holds the program's data from here on.
     named_fresh_.push_back(fresh(block));
     block.fresh_epoch = 0;
@@ -177,13 +178,17 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
   const std::uint64_t now = ++launch_seq_;
   named_.clear();
   named_fresh_.clear();
+  named_after_placement_ = 0;
   // Pointers past the kept ones (a foreach kernel's outputs come after its inputs), or none found:
   // it may write blocks it does not name, which must not be placed (dropped) later.
-  if (launch.pointers_truncated || launch.unnamed_memory) forget_fresh();
+  const bool unnamed = launch.pointers_truncated || launch.unnamed_memory;
+  if (unnamed) forget_fresh();
   std::uint64_t new_bytes = 0;
   for (std::size_t i = 0; i < launch.pointer_count; ++i)
     new_bytes += name(launch.pointers[i], launch.extents[i], now);
-  return decide(new_bytes, now, launch.stream, may_evict);
+  LaunchEviction decision = decide(new_bytes, now, launch.stream, may_evict);
+  decision.after_every_placement = unnamed;
+  return decision;
 }
 
 LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool may_evict) {
@@ -191,6 +196,7 @@ LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool 
   ++stats_.copies;
   named_.clear();
   named_fresh_.clear();
+  named_after_placement_ = 0;
   if (copy.unnamed_memory) forget_fresh();
   std::uint64_t new_bytes = 0;
   if (copy.bytes != 0) {
@@ -204,6 +210,7 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
                                               std::uint64_t stream, bool may_evict) {
   ++stats_.launches;
   LaunchEviction decision;
+  decision.after_placement = named_after_placement_;
   std::uint64_t projected = resident_bytes_ + pending_bytes_ + new_bytes;
   if (may_evict && projected > limit_ && pending_bytes_ != 0) {
     // The room the eviction in flight makes is needed now.
@@ -265,6 +272,7 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
     if (block.resident) continue;
     if (placed(i)) {
       append_merged(decision.place, last_placed, range, part(*range, index));
+      range->blocks[index].placed_by = placements_decided_ + 1;
       decision.place_after_eviction = std::max(decision.place_after_eviction, block.evicted_by);
       stats_.placed_bytes += kBlockBytes;
     } else if (options_.prefetch) {
@@ -277,6 +285,7 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
     if (pending_bytes_ != 0 && block.evicted_alongside == pending_id_)
       decision.fetch_waits_for_pending = true;
   }
+  if (!decision.place.empty()) decision.placement_number = ++placements_decided_;
   if (!decision.fetch.empty() || !decision.place.empty()) ++stats_.fetches;
 }
 

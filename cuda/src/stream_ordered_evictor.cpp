@@ -194,6 +194,13 @@ CUevent StreamOrderedEvictor::marker_after(CUstream stream, std::uint64_t launch
   return nullptr;
 }
 
+CUevent StreamOrderedEvictor::placement_in_flight(std::uint64_t number, bool every) const {
+  for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
+    if (it->kind == Move::placement && (every || it->number == number)) return it->done;
+  }
+  return nullptr;  // finished (reaped) already, or none
+}
+
 CUevent StreamOrderedEvictor::eviction_in_flight() const {
   for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
     if (it->kind == Move::eviction) return it->done;
@@ -337,7 +344,7 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   // The eviction that moved a placed block out may still run (waited for by a launch in another
   // stream, or by none yet): dropping pages under it is undefined.
   for (const InFlight& move : in_flight_) {
-    if (move.kind == Move::eviction && move.eviction_number == decision.place_after_eviction &&
+    if (move.kind == Move::eviction && move.number == decision.place_after_eviction &&
         decision.place_after_eviction != 0 && r == CUDA_SUCCESS)
       r = stream_wait_event.get()(discard_stream_, move.done, 0);
   }
@@ -355,7 +362,8 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   // if the stream cannot.
   r = event_record.get()(placed, discard_stream_);
   if (r == CUDA_SUCCESS) {
-    in_flight_.push_back({placed, decision.place, Move::placement, host_time, waited_eviction, false});
+    in_flight_.push_back({placed, decision.place, Move::placement, host_time, waited_eviction, false,
+                          decision.placement_number});
     r = stream_wait_event.get()(stream, placed, 0);
   } else {
     free_events_.push_back(placed);
@@ -442,6 +450,16 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
   std::lock_guard lock(mutex_);
   try {
     core::LaunchEviction decision = decide(model_, may_evict);
+    // A placement is ordered before the launch that asked for it only: an operation in another
+    // stream naming the same blocks, or one that may reach memory it does not name, waits for it
+    // (the host waits where the stream cannot: a stream being captured takes no foreign event).
+    if (decision.after_placement != 0 || decision.after_every_placement) {
+      if (CUevent placed = placement_in_flight(decision.after_placement, decision.after_every_placement)) {
+        if (!may_evict || stream_wait_event.get()(stream, placed, 0) != CUDA_SUCCESS) {
+          if (event_synchronize.get() != nullptr) event_synchronize.get()(placed);
+        }
+      }
+    }
     // Before the waits this launch may get: a marker shows only the program's own progress.
     if (may_evict) mark_progress(stream, model_.launches_decided());
     if (!decision.wait_for_pending && decision.evict.empty() && decision.discard.empty() &&
@@ -456,7 +474,10 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     decision.fetch.insert(decision.fetch.end(), decision.place.begin(), decision.place.end());
     return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch)};
   } catch (const std::exception&) {
-    return {};  // out of memory for the victims' list: this operation evicts nothing
+    // Out of memory for the victims' list: this operation evicts nothing, and blocks it named in
+    // part may still count as fresh, so none does.
+    model_.forget_fresh();
+    return {};
   }
 }
 
@@ -474,9 +495,19 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_copy(const core::CopyLa
                           });
 }
 
+void StreamOrderedEvictor::stop_placing() noexcept {
+  std::lock_guard lock(mutex_);
+  places_fresh_.store(false, std::memory_order_relaxed);
+  discard_in_place_ = false;
+  model_.stop_placing();
+}
+
 void StreamOrderedEvictor::forget_fresh() noexcept {
+  if (!places_fresh_.load(std::memory_order_relaxed)) return;
   std::lock_guard lock(mutex_);
   model_.forget_fresh();
+  if (CUevent placed = placement_in_flight(0, true); placed != nullptr && event_synchronize.get() != nullptr)
+    event_synchronize.get()(placed);
 }
 
 core::LaunchOrderedStats StreamOrderedEvictor::stats() {

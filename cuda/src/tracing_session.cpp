@@ -571,6 +571,13 @@ void start_once(core::Session& session) {
     if (!status.cupti_path.empty()) line += " (" + status.cupti_path + ")";
     if (!status.detail.empty()) line += ": " + status.detail;
     session.set_tracing_status(line);
+    if (runtime->evictor && config.stream_ordered_place_fresh &&
+        !(status.launch_callbacks && status.copy_callbacks)) {
+      runtime->evictor->stop_placing();
+      core::logger().warn(
+          "stream_ordered_place_fresh is off: CUPTI refused a launch or copy callback, so deepum cannot see "
+          "every write to fresh memory");
+    }
     if (status.outcome == cupti_tracer::StartStatus::Outcome::started) {
       core::logger().info("tracing with CUPTI: {}", line);
     } else {

@@ -128,8 +128,22 @@ constexpr CUpti_CallbackId kCopyCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async,
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue64,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue64_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue64_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue64_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2_ptsz,
 };
 constexpr std::size_t kFirstUndecoded = 28;  // the 1-D copies and memsets come first
+static_assert(kCopyCallbacks[kFirstUndecoded - 1] == CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz);
+static_assert(kCopyCallbacks[kFirstUndecoded] == CUPTI_DRIVER_TRACE_CBID_cuMemcpy2D_v2);
 
 }  // namespace
 

@@ -277,15 +277,18 @@ StartStatus CuptiTracer::start(const TracerOptions& options, EventSink& sink) {
       }
       if (options.copy_callbacks) {
         std::size_t refused = 0;
+        CUptiResult first_refusal = CUPTI_SUCCESS;
         for (CUpti_CallbackId cbid : copy_callback_ids()) {
           result = api.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-          if (result != CUPTI_SUCCESS) ++refused;
+          if (result != CUPTI_SUCCESS && refused++ == 0) first_refusal = result;
         }
+        status.copy_callbacks = refused == 0;
         if (refused != 0) {
           append(status.detail,
                  std::to_string(refused) + " of " + std::to_string(copy_callback_ids().size()) +
-                     " copy and memset callbacks could not be enabled (" + library_->describe(result) +
-                     "): evictions are not ordered before those copies.");
+                     " copy and memset callbacks could not be enabled (" + library_->describe(first_refusal) +
+                     "): evictions are not ordered before those copies, and what they "
+                     "write is not seen.");
         }
       }
       for (CUpti_CallbackId cbid : kInvalidatingResources) {
@@ -603,10 +606,7 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
     if (launch.pointer_count != 0) bump(counters_->launches_with_managed_pointers);
     if (launch.pointers_truncated) bump(counters_->launches_pointers_truncated);
     if (outcome.path == ScanPath::packed_buffer) bump(counters_->launches_packed_buffer);
-    if (outcome.path == ScanPath::no_layout) {
-      launch.unnamed_memory = true;
-      bump(counters_->launches_without_layout);
-    }
+    if (outcome.path == ScanPath::no_layout) bump(counters_->launches_without_layout);
     if (outcome.lookups != 0) bump(counters_->managed_lookups, outcome.lookups);
   }
   sink_->on_launch(launch);

@@ -154,6 +154,10 @@ ScanOutcome scan_launch(const LaunchArguments& args, const ParamLayout* layout, 
       outcome.path = ScanPath::packed_buffer;
     }
   }
+  // Arguments given but not read: the kernel may reach memory no pointer here shows.
+  launch.unnamed_memory =
+      outcome.path == ScanPath::no_layout ||
+      (args.kernel_params == nullptr && args.extra != nullptr && outcome.path == ScanPath::none);
 
   const std::span<const std::uint64_t> found = collector.found();
   const std::size_t kept = std::min(found.size(), core::KernelLaunch::kMaxPointers);

@@ -895,6 +895,8 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(sink.launches[4].function == 0xC000);
     CHECK(sink.launches[4].pointer_count == 0);
     CHECK(sink.launches[4].grid == std::array<std::uint32_t, 3>{0, 0, 0});
+    CHECK(sink.launches[4].unnamed_memory);  // its kernels' arguments are not seen
+    CHECK_FALSE(sink.launches[0].unnamed_memory);
     CHECK(sink.names.back() == std::pair<std::uint64_t, std::string>{0xC000, "<cuda-graph>"});
 
     // A module unload makes every layout stale: the function is named again at its next launch.

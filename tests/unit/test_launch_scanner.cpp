@@ -304,7 +304,13 @@ TEST_CASE("scan_launch fills the launch: pointers, shape, key; kernelParams and 
   core::KernelLaunch packed_launch;
   CHECK(scan_launch(packed_args, nullptr, managed, packed_launch).path == ScanPath::packed_buffer);
   CHECK(packed_launch.pointer_count == 2);
+  CHECK_FALSE(packed_launch.unnamed_memory);
   CHECK(packed_launch.execution_key == launch.execution_key);
+  // An `extra` with no buffer deepum can read: the kernel may reach memory nothing here names.
+  void* unreadable[] = {nullptr};
+  packed_args.extra = unreadable;
+  CHECK(scan_launch(packed_args, nullptr, managed, packed_launch).path == ScanPath::none);
+  CHECK(packed_launch.unnamed_memory);
 }
 
 TEST_CASE("each pointer reaches the end of the live buffer holding it, where the allocator told") {
@@ -348,6 +354,7 @@ TEST_CASE("scan_launch without a known layout scans nothing but still keys the l
   CHECK(scan_launch(launch_args, &unknown, managed, launch).path == ScanPath::no_layout);
   CHECK(scan_launch(launch_args, nullptr, managed, launch).path == ScanPath::no_layout);
   CHECK(launch.pointer_count == 0);
+  CHECK(launch.unnamed_memory);  // its arguments were not read
   CHECK(launch.execution_key == execution_key(0x1000, {}, {}, {}));
 
   LaunchArguments no_args;
@@ -602,7 +609,7 @@ TEST_CASE("copy and memset calls: operands, bytes and stream from CUPTI's parame
     CHECK(seen.has_value());
     if (seen && !seen->decoded) ++undecoded;
   }
-  CHECK(undecoded == 40);
+  CHECK(undecoded == 52);
   CUDA_MEMCPY2D_v2 region{};
   cuMemcpy2DAsync_v2_params two_d{&region, stream};
   call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2, &two_d);

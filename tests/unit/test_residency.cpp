@@ -1013,6 +1013,15 @@ TEST_CASE("with placing, a block some eviction moved out is placed after that ev
   const LaunchEviction again = model.before_launch(launch_naming(kBase, 4 * kMiB));
   CHECK(again.place == std::vector<AddressRange>{{kBase, 4 * kMiB}});
   CHECK(again.place_after_eviction == 1);
+  CHECK(again.placement_number == 3);  // the two launches before placed their fresh blocks too
+  // A later operation naming a placed block is told which placement to wait for (it may be in
+  // another stream than the launch that asked for it); one reaching unnamed memory waits for all.
+  const LaunchEviction reader = model.before_launch(launch_naming(kBase + 2 * kMiB, 2 * kMiB));
+  CHECK(reader.after_placement == 3);
+  CHECK_FALSE(reader.after_every_placement);
+  KernelLaunch foreach_kernel = launch_naming(kBase + 30 * kMiB, 2 * kMiB);
+  foreach_kernel.pointers_truncated = true;
+  CHECK(model.before_launch(foreach_kernel).after_every_placement);
   // Without stream_ordered_discard, a block in the cache is written back like any other victim.
   CHECK(model.stats().discarded_bytes == 0);
   LaunchOrderedResidency no_discard(16 * kMiB, 4 * kMiB, {.place_fresh = true});

@@ -56,6 +56,15 @@ struct LaunchEviction {
   std::uint64_t place_after_eviction = 0;
   // This decision's own eviction's number (when `evict` is not empty): 1, 2, ... in decision order.
   std::uint64_t eviction_number = 0;
+  // This decision's placement's number (when `place` is not empty), numbered alike.
+  std::uint64_t placement_number = 0;
+  // The latest earlier placement of a block this operation names: it must not run beside it (a
+  // placement is ordered only before the launch that asked for it, and this one may be in another
+  // stream). 0: none.
+  std::uint64_t after_placement = 0;
+  // The operation may reach memory it does not name (a truncated pointer list, an unknown layout,
+  // a graph): it must wait for every placement still in flight.
+  bool after_every_placement = false;
   // With discarding: victims whose contents are dead (in the program's allocator's cache, taken
   // back on this stream), dropped instead of written back. Nothing moves (a placement queued before
   // it may wait for an eviction): the launch always waits for it, so nothing the program does
@@ -116,6 +125,11 @@ class LaunchOrderedResidency {
   LaunchEviction before_copy(const CopyLaunch& copy, bool may_evict = true);
   // Ends every block's freshness at once: an operation may have written memory it does not name.
   void forget_fresh() { ++fresh_epoch_; }
+  // Places nothing from now on (deepum cannot see every write: a callback was refused).
+  void stop_placing() {
+    options_.place_fresh = false;
+    forget_fresh();
+  }
   // The eviction decided could not be enqueued: its blocks stay resident.
   void eviction_failed(const LaunchEviction& decision);
 
@@ -141,6 +155,7 @@ class LaunchOrderedResidency {
     // since, and no unnamed write since (fresh while equal to fresh_epoch_).
     std::uint64_t fresh_epoch = 0;
     std::uint64_t evicted_by = 0;         // the eviction (eviction_number) that moved it out last
+    std::uint64_t placed_by = 0;          // the placement (placement_number) that made it resident last
     std::uint64_t evicted_alongside = 0;  // the eviction alongside (pending_id_) that took it last
     std::uint64_t named_at = 0;           // the launch that named it last
     std::list<LruEntry>::iterator lru;
@@ -175,8 +190,10 @@ class LaunchOrderedResidency {
   std::uint64_t pending_bytes_ = 0;  // evicted by an eviction the program has not waited for yet
   std::uint64_t pending_id_ = 0;     // that eviction's number (evictions alongside, counted)
   std::uint64_t launch_seq_ = 0;
-  std::uint64_t fresh_epoch_ = 1;        // blocks start at 0: not fresh
-  std::uint64_t evictions_decided_ = 0;  // LaunchEviction::eviction_number of the latest
+  std::uint64_t fresh_epoch_ = 1;            // blocks start at 0: not fresh
+  std::uint64_t evictions_decided_ = 0;      // LaunchEviction::eviction_number of the latest
+  std::uint64_t placements_decided_ = 0;     // LaunchEviction::placement_number of the latest
+  std::uint64_t named_after_placement_ = 0;  // scratch: the latest placed_by among named_
   bool fresh(const Block& block) const { return block.fresh_epoch == fresh_epoch_; }
   std::vector<LruEntry> named_;    // scratch, kept to avoid allocating per launch
   std::vector<bool> named_fresh_;  // per named_ entry: fresh when named (scratch)

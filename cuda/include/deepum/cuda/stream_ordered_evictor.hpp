@@ -41,6 +41,7 @@ class StreamOrderedEvictor {
                        core::LaunchOrderedOptions options = {})
       : model_(limit_bytes, batch_bytes, options),
         follows_buffers_(options.discard_dead || options.place_fresh),
+        places_fresh_(options.place_fresh),
         discard_in_place_(options.place_fresh) {}
 
   // Creates the stream and events in the current context. Empty on success, else what failed.
@@ -64,8 +65,12 @@ class StreamOrderedEvictor {
   Moves before_launch(const core::KernelLaunch& launch) noexcept;
   // The same before a copy or memset (its driver API entry).
   Moves before_copy(const core::CopyLaunch& copy) noexcept;
-  // A copy deepum does not decode may have written managed memory: no block is fresh any more.
+  // A copy deepum does not decode may have written managed memory: no block is fresh any more, and
+  // the host waits for the placements in flight (the copy's stream is unknown).
   void forget_fresh() noexcept;
+  // No more placements, and dead victims go back to being placed on the host: deepum cannot see
+  // every write (CUPTI refused a launch or copy callback).
+  void stop_placing() noexcept;
 
   // An eviction or prefetch that finished, on the clock of poll_finished's `now`.
   struct Finished {
@@ -127,8 +132,9 @@ class StreamOrderedEvictor {
     // A prefetch or placement after the eviction whose room it waited for: 0 none, 1 the latest
     // eviction issued before it, 2 the one before that (the latest runs alongside).
     std::uint8_t waited_eviction = 0;
-    bool after_discard = false;         // a prefetch after the latest discard issued before it
-    std::uint64_t eviction_number = 0;  // an eviction: LaunchEviction::eviction_number
+    bool after_discard = false;  // a prefetch after the latest discard issued before it
+    // An eviction's LaunchEviction::eviction_number, a placement's placement_number.
+    std::uint64_t number = 0;
   };
 
   // Decides with `decide(model, may_evict)` what must come before an operation enqueued in
@@ -157,6 +163,8 @@ class StreamOrderedEvictor {
   // One cuMemDiscardBatchAsync on `on`: `ranges` dropped where they are.
   CUresult discard_where_they_are(const std::vector<core::AddressRange>& ranges, CUstream on);
   CUevent eviction_in_flight() const;  // the latest eviction not reaped yet; nullptr: none
+  // The placement numbered `number` not reaped yet, or with `every` the latest one; nullptr: none.
+  CUevent placement_in_flight(std::uint64_t number, bool every) const;
   struct MarkerRing {
     CUstream stream = nullptr;
     std::array<CUevent, kMarkers> events{};
@@ -181,7 +189,8 @@ class StreamOrderedEvictor {
   // a discarded 2 MB chunk is the first the driver reclaims under pressure, without a copy. The
   // room counts as freed only when nearly every way back is a placement (place_fresh), which costs the
   // same whether the driver reclaimed the chunk or not.
-  const bool discard_in_place_;
+  std::atomic<bool> places_fresh_;     // place_fresh, until stop_placing()
+  bool discard_in_place_;              // under mutex_
   CUstream stream_ = nullptr;          // evictions
   CUstream fetch_stream_ = nullptr;    // prefetches
   CUstream discard_stream_ = nullptr;  // discards of dead victims, placements of fresh blocks

@@ -28,8 +28,9 @@ struct CopyCall {
 
 // The callbacks watched: the 1-D copies and memsets with 64-bit pointers, each with its
 // per-thread-stream twin, decoded; and the copies of 2-D/3-D regions, from arrays, between devices
-// and in batches, and the 2-D memsets, seen but not decoded (they name regions or several ranges;
-// PyTorch's training loop uses none of them): deepum only learns that they may write memory.
+// and in batches, the 2-D memsets and the stream memory operations, seen but not decoded (they name
+// regions or several ranges; PyTorch's training loop uses none of them): deepum only learns that
+// they may write memory.
 std::span<const CUpti_CallbackId> copy_callback_ids() noexcept;
 // nullopt: not one of copy_callback_ids(), or no parameters; decoded false: one not decoded.
 std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* params) noexcept;

@@ -127,6 +127,7 @@ struct StartStatus {
   };
   Outcome outcome = Outcome::disabled;
   bool launch_callbacks = false;  // every launch callback is enabled
+  bool copy_callbacks = false;    // every copy and memset callback is enabled (copy_callbacks asked)
   bool kernel_records = false;
   bool um_counters = false;
   std::string cupti_path;  // the libcupti in use

@@ -163,7 +163,8 @@ struct ScanOutcome {
   std::size_t lookups = 0;            // ManagedLookup::contains calls
 };
 
-// Fills launch.function/stream/grid/block/pointers/pointer_count/pointers_truncated/execution_key.
+// Fills launch.function/stream/grid/block/pointers/pointer_count/pointers_truncated/unnamed_memory/
+// execution_key.
 // Leaves correlation_id and host_time alone. `layout` may be null (= unknown).
 ScanOutcome scan_launch(const LaunchArguments& args, const ParamLayout* layout, const ManagedLookup& managed,
                         core::KernelLaunch& launch) noexcept;
