@@ -134,6 +134,7 @@ void StreamOrderedEvictor::reap() {
       last_discard_end_ = std::max(last_discard_end_, end);
       last_placement_end_ = std::max(last_placement_end_, end);  // the discard stream's FIFO
     }
+    if (move.kind == Move::placement) placements_reaped_ = std::max(placements_reaped_, move.number);
     const bool to_gpu = move.kind == Move::prefetch || move.kind == Move::placement;
     for (const core::AddressRange& range : move.ranges) finished_.push_back({range, to_gpu, start, end});
     free_events_.push_back(move.done);
@@ -453,7 +454,8 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     // A placement is ordered before the launch that asked for it only: an operation in another
     // stream naming the same blocks, or one that may reach memory it does not name, waits for it
     // (the host waits where the stream cannot: a stream being captured takes no foreign event).
-    if (decision.after_placement != 0 || decision.after_every_placement) {
+    // (Placements are numbered in issue order and reaped in it: one reaped is done.)
+    if (decision.after_placement > placements_reaped_ || decision.after_every_placement) {
       if (CUevent placed = placement_in_flight(decision.after_placement, decision.after_every_placement)) {
         if (!may_evict || stream_wait_event.get()(stream, placed, 0) != CUDA_SUCCESS) {
           if (event_synchronize.get() != nullptr) event_synchronize.get()(placed);

@@ -205,6 +205,7 @@ class StreamOrderedEvictor {
   std::uint64_t last_prefetch_end_ = 0;           // when the latest prefetch reaped finished
   std::array<std::uint64_t, 2> eviction_ends_{};  // when the latest two evictions reaped finished
   std::uint64_t last_discard_end_ = 0;            // when the latest discard reaped finished
+  std::uint64_t placements_reaped_ = 0;           // the latest placement number reaped
   std::uint64_t last_placement_end_ = 0;          // ... or discard or placement (they share a stream)
   // An event on our stream whose time on the caller's clock is known: the ends of evictions are
   // timed from it on the GPU's clock (the worker sees them up to milliseconds later, while the
