@@ -78,6 +78,12 @@ CUevent StreamOrderedEvictor::take_event() {
   return event;
 }
 
+CUevent StreamOrderedEvictor::take_event_or_count_busy() {
+  CUevent event = take_event();
+  if (event == nullptr) skipped_busy_.fetch_add(1, std::memory_order_relaxed);
+  return event;
+}
+
 void StreamOrderedEvictor::on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept {
   std::lock_guard lock(mutex_);
   try {
@@ -324,9 +330,8 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
 void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction& decision,
                                            std::uint64_t host_time, std::array<CUevent, 2> room,
                                            std::uint8_t waited_eviction) {
-  CUevent placed = take_event();
+  CUevent placed = take_event_or_count_busy();
   if (placed == nullptr) {
-    skipped_busy_.fetch_add(1, std::memory_order_relaxed);
     decision.place.clear();
     return;
   }
@@ -391,11 +396,8 @@ CUresult StreamOrderedEvictor::discard_where_they_are(const std::vector<core::Ad
 bool StreamOrderedEvictor::issue_prefetch(CUstream stream, core::LaunchEviction& decision,
                                           std::uint64_t host_time, std::array<CUevent, 3> room,
                                           std::uint8_t waited_eviction) {
-  CUevent arrived = take_event();
-  if (arrived == nullptr) {
-    skipped_busy_.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
+  CUevent arrived = take_event_or_count_busy();
+  if (arrived == nullptr) return false;
   EnqueueTimer timer(*this, Move::prefetch);
   CUmemLocation gpu{};
   gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;

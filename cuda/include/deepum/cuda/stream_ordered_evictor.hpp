@@ -176,7 +176,8 @@ class StreamOrderedEvictor {
   void mark_progress(CUstream stream, std::uint64_t launch);
   // The earliest marker in `stream` recorded after launch `launch` was enqueued; nullptr: none.
   CUevent marker_after(CUstream stream, std::uint64_t launch) const;
-  CUevent take_event();  // nullptr: kMaxEvents in flight, or the driver refused one
+  CUevent take_event();                // nullptr: kMaxEvents in flight, or the driver refused one
+  CUevent take_event_or_count_busy();  // the same, a nullptr counted in skipped_busy()
   // Moves finished evictions to finished_ and their events back to the pool; under mutex_.
   void reap();
 
