@@ -11,9 +11,11 @@ kernels' span), from the kernel and migration events deepum writes (docs/trace-f
                    copies nothing; not link-busy time
   and the overlaps: time the GPU computed nothing while only H2D moved, only D2H moved, both
   moved, or nothing moved at all (waiting on the host or on an event).
-Prints a table; --json adds a JSON line.
+Prints a table; --json adds a JSON line; --top N adds the N kernel names with the most time in the
+window, with the GPU page faults reported while one of that name ran.
 """
 import argparse
+import bisect
 import json
 import sys
 
@@ -52,6 +54,7 @@ def main():
     parser.add_argument("trace")
     parser.add_argument("--last-ms", type=float, default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--top", type=int, default=0)
     args = parser.parse_args()
     with open(args.trace) as f:
         doc = json.load(f)
@@ -61,7 +64,10 @@ def main():
         if e.get("ph") == "M" and e.get("name") == "thread_name":
             track_names[(e["pid"], e["tid"])] = e["args"]["name"]
     kernels, h2d, d2h, own = [], [], [], []
+    named_kernels, faults = [], []  # (start, end, name); (time, count)
     for e in events:
+        if e.get("ph") == "i" and e.get("pid") == 1 and e.get("name") == "page fault":
+            faults.append((float(e["ts"]) / 1000.0, int(e.get("args", {}).get("count", 1))))
         if e.get("ph") != "X" or e.get("pid") != 1:
             continue
         start = float(e["ts"]) / 1000.0  # ms
@@ -75,6 +81,7 @@ def main():
             d2h.append((start, end))
         elif track != "page faults":
             kernels.append((start, end))
+            named_kernels.append((start, end, e.get("name", "")))
     if not kernels:
         sys.exit(f"step_breakdown.py: no kernel events in {args.trace}")
     first, last = min(s for s, _ in kernels), max(e for _, e in kernels)
@@ -111,6 +118,29 @@ def main():
         print(f"| {name.replace('_ms', '').replace('_', ' ')} | {value:.0f} | {100 * value / window:.0f}% |")
     if args.json:
         print(json.dumps(result))
+    if args.top:
+        print_top_kernels(named_kernels, faults, lo, hi, args.top)
+
+
+def print_top_kernels(named_kernels, faults, lo, hi, top):
+    """The kernel names with the most busy time in [lo, hi), with the faults reported during them."""
+    faults.sort()
+    fault_times = [t for t, _ in faults]
+    by_name = {}
+    for start, end, name in named_kernels:
+        if end <= lo or start >= hi:
+            continue
+        row = by_name.setdefault(name, [0, 0.0, 0.0, 0])  # executions, total ms, longest ms, faults
+        row[0] += 1
+        row[1] += min(end, hi) - max(start, lo)
+        row[2] = max(row[2], end - start)
+        first = bisect.bisect_left(fault_times, start)
+        last = bisect.bisect_left(fault_times, end)
+        row[3] += sum(count for _, count in faults[first:last])
+    print(f"| kernel (top {top} by time in the window) | executions | ms | longest ms | faults during |")
+    print("|---|---|---|---|---|")
+    for name, (count, total, longest, n_faults) in sorted(by_name.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f"| {name[:90]} | {count} | {total:.0f} | {longest:.1f} | {n_faults} |")
 
 
 if __name__ == "__main__":

@@ -1000,6 +1000,36 @@ TEST_CASE("with placing, a write deepum cannot see ends every block's freshness"
         std::vector<AddressRange>{{kBase + 8 * kMiB, 4 * kMiB}});
 }
 
+TEST_CASE("with placing, a launch naming more than the limit leaves still places its fresh blocks") {
+  constexpr std::uint64_t kLimit = 16 * kMiB;
+  LaunchOrderedResidency model(kLimit, 4 * kMiB, {.prefetch = true, .place_fresh = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.on_range_allocated(kBase + 64 * kMiB, 64 * kMiB);
+  // Named once, evicted later: no longer fresh, so it would be copied back.
+  model.before_launch(launch_naming(kBase, 12 * kMiB));
+  model.before_launch(launch_naming(kBase + 16 * kMiB, 16 * kMiB));
+  // 12 MiB of old data and 12 MiB fresh, none resident, 24 MiB against a 16 MiB limit: nothing is
+  // copied (which parts it reads is unknown), but the fresh blocks, which it writes (and would
+  // fault in whole), are placed.
+  KernelLaunch big = launch_naming(kBase, 12 * kMiB);
+  big.pointer_count = 2;
+  big.pointers[1] = kBase + 64 * kMiB;
+  big.extents[1] = 12 * kMiB;
+  const LaunchEviction decision = model.before_launch(big);
+  CHECK(decision.fetch.empty());
+  CHECK(decision.place == std::vector<AddressRange>{{kBase + 64 * kMiB, 12 * kMiB}});
+  CHECK(model.resident_bytes() == 24 * kMiB);  // everything it names, as without placing
+  const LaunchOrderedStats stats = model.stats();
+  CHECK(stats.fetch_skipped_bytes == 12 * kMiB);  // the old data only: it faults in what it reads
+  CHECK(stats.placed_bytes == (12 + 16 + 12) * kMiB);
+  // Without prefetching, the same: fresh blocks past the limit are placed, nothing else moves.
+  LaunchOrderedResidency place_only(8 * kMiB, 2 * kMiB, {.place_fresh = true});
+  place_only.on_range_allocated(kBase, 64 * kMiB);
+  const LaunchEviction all = place_only.before_launch(launch_naming(kBase, 12 * kMiB));
+  CHECK(all.place == std::vector<AddressRange>{{kBase, 12 * kMiB}});
+  CHECK(place_only.stats().fetch_skipped_bytes == 0);
+}
+
 TEST_CASE("with placing, a block some eviction moved out is placed after that eviction") {
   LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, {.prefetch = true, .place_fresh = true});
   model.on_range_allocated(kBase, 64 * kMiB);

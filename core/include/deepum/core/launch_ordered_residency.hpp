@@ -49,7 +49,8 @@ struct LaunchEviction {
   // allocator handed out, not named by any launch since) and not resident: made resident without
   // copying what the host holds (nothing the program wrote), after the launch stream's work so far
   // (the block's earlier users there, which PyTorch reuses it behind), into the evictions' room;
-  // the launch waits for it. Counted with `fetch` against the room.
+  // the launch waits for it. Counted with `fetch` against the room, but placed even when the two
+  // do not fit (the launch writes these blocks, so faulting them in would make them resident too).
   std::vector<AddressRange> place;
   // The latest eviction (eviction_number numbering) that moved one of `place` out: the placement
   // must not run beside it, whichever stream's launch asked for it.
