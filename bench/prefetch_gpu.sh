@@ -21,14 +21,15 @@
 #             reactive eviction with each launch's memory prefetched before it (stream_ordered_prefetch);
 #             discard: with PyTorch's cached blocks dropped, not written back (stream_ordered_discard);
 #             ordered_discard: both; place: fresh blocks placed without a copy
-#             (stream_ordered_place_fresh); first
+#             (stream_ordered_place_fresh); thread: evictions alongside the program issued from
+#             deepum's thread (stream_ordered_eviction_thread); first
 #             the residency_gauge_probe (what the driver's free-memory figure shows of managed
 #             memory; SKIP_PROBE=1 skips it)
 #   Modes joined by "+" combine (ordered_discard+head256MiB).
 #   REPEATS=N runs each mode of remote and limit N times, interleaved. REPLAY=1 traces each of their
 #   runs and replays its migration records in time order (deepum trace residency: NAME_replay.txt);
 #   BREAKDOWN=1 adds where the GPU's time went (bench/step_breakdown.py: NAME_breakdown.md), but for
-#   reactive runs.
+#   reactive runs; KEEP_TRACE=1 keeps their Perfetto files (NAME.perfetto.json.gz).
 #   SKIP_CTEST=1 skips ctest in main, remote and limit.
 # Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
 # run; GPT-2 124M at batch 8 needs ~11 GiB.
@@ -78,6 +79,7 @@ mode_setting() {
   ordered_discard) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PREFETCH=true
     DEEPUM_STREAM_ORDERED_DISCARD=true) ;;
   place) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PLACE_FRESH=true) ;;
+  thread) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_EVICTION_THREAD=true) ;;
   mapped | on_fault) settings=(DEEPUM_REMOTE_ACCESS="$1") ;;
   *) echo "prefetch_gpu.sh: unknown mode $1" >&2; exit 2 ;;
   esac
@@ -104,8 +106,12 @@ run_modes() {
             # BREAKDOWN=1: where the GPU's time went over the last steps (bench/step_breakdown.py);
             # not for reactive runs, whose millions of fault-time migrations take minutes to read
             if [[ ${BREAKDOWN:-0} == 1 && $mode != reactive ]]; then
-              python3 "$root/bench/step_breakdown.py" "$out/$name.perfetto.json" --json \
-                >"$out/${name}_breakdown.md" 2>&1 && sed -n 1,12p "$out/${name}_breakdown.md"
+              python3 "$root/bench/step_breakdown.py" "$out/$name.perfetto.json" --json --top 12 \
+                >"$out/${name}_breakdown.md" 2>&1 && cat "$out/${name}_breakdown.md"
+            fi
+            # KEEP_TRACE=1 keeps the Perfetto file (compressed) of runs that are not reactive
+            if [[ ${KEEP_TRACE:-0} == 1 && $mode != reactive ]]; then
+              gzip -1 "$out/$name.perfetto.json"
             fi
             rm -f "$out/$name.dtrace" "$out/$name.perfetto.json"
           else

@@ -47,6 +47,12 @@ constexpr std::array kKeys{
             "With stream_ordered_discard, dead victims are then dropped where they are, not placed on the "
             "host (nearly every way back being a placement).",
             field<&Config::stream_ordered_place_fresh>()},
+    KeySpec{"stream_ordered_eviction_thread", "false",
+            "With stream_ordered_eviction: evictions that run alongside the program (no launch waits "
+            "for them yet) are issued from a thread of deepum's, not the program's thread, which the "
+            "driver holds for the whole move when nothing is queued ahead of it (about 70 ms per GiB on "
+            "an H100). The first operation that needs one's room waits on the host until it is issued.",
+            field<&Config::stream_ordered_eviction_thread>()},
     KeySpec{
         "remote_access", "off",
         "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "

@@ -61,7 +61,36 @@ std::string StreamOrderedEvictor::create() {
     free_events_.push_back(event);
     ++events_created_;
   }
+  if (wants_eviction_thread_) {
+    auto thread = std::make_unique<EvictionThread>();
+    if (const std::string error = thread->start(); !error.empty()) {
+      core::logger().warn("no eviction thread ({}): evictions are issued in the program's threads", error);
+    } else {
+      eviction_thread_ = std::move(thread);
+    }
+  }
   return {};
+}
+
+void StreamOrderedEvictor::stop() {
+  // Not under mutex_: nothing the thread does needs it.
+  if (eviction_thread_) eviction_thread_->stop();
+}
+
+bool StreamOrderedEvictor::finished(const InFlight& move) const {
+  if (move.handed_over != 0 && !eviction_thread_->issued(move.handed_over)) return false;
+  return event_query.get()(move.done) == CUDA_SUCCESS;
+}
+
+CUresult StreamOrderedEvictor::wait_in_stream(CUstream stream, EvictionRef eviction) {
+  // The thread takes no lock of ours, so waiting for it under mutex_ cannot deadlock.
+  if (eviction.handed_over != 0) eviction_thread_->wait_issued(eviction.handed_over);
+  return stream_wait_event.get()(stream, eviction.done, 0);
+}
+
+void StreamOrderedEvictor::wait_on_host(EvictionRef eviction) {
+  if (eviction.handed_over != 0) eviction_thread_->wait_issued(eviction.handed_over);
+  if (event_synchronize.get() != nullptr) event_synchronize.get()(eviction.done);
 }
 
 CUevent StreamOrderedEvictor::take_event() {
@@ -112,7 +141,16 @@ void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint
 }
 
 void StreamOrderedEvictor::reap() {
-  while (!in_flight_.empty() && event_query.get()(in_flight_.front().done) == CUDA_SUCCESS) {
+  if (eviction_thread_) {
+    // What the driver refused on the thread stayed resident.
+    for (std::vector<core::AddressRange>& ranges : eviction_thread_->take_failed()) {
+      core::LaunchEviction refused;
+      refused.evict = std::move(ranges);
+      refused.wait_for_evict = false;  // one alongside the program: its room was counted pending
+      model_.eviction_failed(refused);
+    }
+  }
+  while (!in_flight_.empty() && finished(in_flight_.front())) {
     const InFlight& move = in_flight_.front();
     // When it finished: from the anchor on the GPU's clock; else (no anchor, or it finished
     // before the anchor) this poll, which is later than it finished.
@@ -144,6 +182,7 @@ void StreamOrderedEvictor::reap() {
     const bool to_gpu = move.kind == Move::prefetch || move.kind == Move::placement;
     for (const core::AddressRange& range : move.ranges) finished_.push_back({range, to_gpu, start, end});
     free_events_.push_back(move.done);
+    if (move.ready != nullptr) free_events_.push_back(move.ready);
     in_flight_.pop_front();
   }
 }
@@ -208,38 +247,35 @@ CUevent StreamOrderedEvictor::placement_in_flight(std::uint64_t number, bool eve
   return nullptr;  // finished (reaped) already, or none
 }
 
-CUevent StreamOrderedEvictor::eviction_in_flight() const {
+StreamOrderedEvictor::EvictionRef StreamOrderedEvictor::eviction_in_flight() const {
   for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
-    if (it->kind == Move::eviction) return it->done;
+    if (it->kind == Move::eviction) return {it->done, it->handed_over};
   }
-  return nullptr;  // finished (reaped) already
+  return {};  // finished (reaped) already
 }
 
 bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
                                  std::vector<core::AddressRange>& discarded) {
-  const auto failed = [this](CUresult r) {
-    if (failures_.fetch_add(1, std::memory_order_relaxed) == 0) {
-      core::logger().warn("an eviction before a launch failed ({}); later failures are only counted",
-                          describe("", r));
-    }
-    return false;
-  };
   // The room the eviction in flight makes is needed now, unless it has finished already: the
   // model counts that room free from here on, so the launch waits for it whatever follows (on the
   // host, if the driver refuses the stream wait).
-  CUevent pending = decision.wait_for_pending ? eviction_in_flight() : nullptr;
-  if (pending != nullptr) {
-    if (CUresult r = stream_wait_event.get()(stream, pending, 0); r != CUDA_SUCCESS) {
-      if (event_synchronize.get() != nullptr) event_synchronize.get()(pending);
-      return failed(r);
+  const EvictionRef pending = decision.wait_for_pending ? eviction_in_flight() : EvictionRef{};
+  if (pending) {
+    if (CUresult r = wait_in_stream(stream, pending); r != CUDA_SUCCESS) {
+      wait_on_host(pending);
+      return count_failure(r);
     }
   }
   // An event for each move, taken first: when the host is kMaxEvents moves ahead of the GPU,
   // nothing is enqueued now and the next launches decide again.
   CUevent dropped = decision.discard.empty() ? nullptr : take_event();
   CUevent done = decision.evict.empty() ? nullptr : take_event();
-  if ((!decision.discard.empty() && dropped == nullptr) || (!decision.evict.empty() && done == nullptr)) {
-    for (CUevent event : {dropped, done}) {
+  // An eviction no launch waits for yet goes to the eviction thread, after an event of its own.
+  const bool to_thread = eviction_thread_ && !decision.evict.empty() && !decision.wait_for_evict;
+  CUevent ready = to_thread ? take_event() : nullptr;
+  if ((!decision.discard.empty() && dropped == nullptr) ||
+      (!decision.evict.empty() && (done == nullptr || (to_thread && ready == nullptr)))) {
+    for (CUevent event : {dropped, done, ready}) {
       if (event != nullptr) free_events_.push_back(event);
     }
     skipped_busy_.fetch_add(1, std::memory_order_relaxed);
@@ -278,7 +314,7 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
       free_events_.push_back(std::exchange(dropped, nullptr));
     }
   }
-  CUevent evicted = nullptr;  // waited for by the launch
+  EvictionRef evicted;  // waited for by the launch
   if (r == CUDA_SUCCESS && done != nullptr) {
     EnqueueTimer timer(*this, Move::eviction);
     // After the victims' last users where a marker shows them run, else after everything so far.
@@ -289,46 +325,77 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
       after = program_done_;
       if (dropped == nullptr) r = event_record.get()(program_done_, stream);
     }
-    if (r == CUDA_SUCCESS) r = stream_wait_event.get()(stream_, after, 0);
-    // One call per range: each stays within one allocation, and the batched call refuses some
-    // mixes of sizes; evictions come once per batch of the limit, so the calls are few.
-    for (const core::AddressRange& range : decision.evict) {
-      if (r != CUDA_SUCCESS) break;
-      r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, host, 0, stream_);
-    }
-    if (r == CUDA_SUCCESS) r = event_record.get()(done, stream_);
     if (r == CUDA_SUCCESS) {
-      in_flight_.push_back(
-          {done, decision.evict, Move::eviction, host_time, 0, false, decision.eviction_number});
-      if (decision.wait_for_evict) {
-        evicted = done;
-        r = stream_wait_event.get()(stream, done, 0);
-      }
+      if (!issue_eviction(stream, decision, host_time, after, done, ready, evicted)) return false;
     } else {
-      free_events_.push_back(done);
+      for (CUevent event : {done, ready}) {
+        if (event != nullptr) free_events_.push_back(event);
+      }
     }
-  } else if (done != nullptr) {
-    free_events_.push_back(done);
   }
-  if (r != CUDA_SUCCESS) return failed(r);
+  if (r != CUDA_SUCCESS) return count_failure(r);
   // The eviction the prefetch's room comes from finishes last among those it waits for: this
   // launch's, else the one in flight (waited for, or holding blocks the prefetch brings back).
-  CUevent in_flight = pending;
-  if (in_flight == nullptr && decision.fetch_waits_for_pending) in_flight = eviction_in_flight();
-  const bool evicted_alongside = !decision.evict.empty() && evicted == nullptr;
-  const std::uint8_t waited_eviction = evicted != nullptr     ? 1
-                                       : in_flight != nullptr ? (evicted_alongside ? 2 : 1)
-                                                              : 0;
+  EvictionRef in_flight = pending;
+  if (!in_flight && decision.fetch_waits_for_pending) in_flight = eviction_in_flight();
+  const bool evicted_alongside = !decision.evict.empty() && !evicted;
+  const std::uint8_t waited_eviction = evicted ? 1 : in_flight ? (evicted_alongside ? 2 : 1) : 0;
   if (!decision.place.empty())
     issue_placement(stream, decision, host_time, {in_flight, evicted}, waited_eviction);
   if (!decision.fetch.empty() &&
-      !issue_prefetch(stream, decision, host_time, {in_flight, evicted, dropped}, waited_eviction))
+      !issue_prefetch(stream, decision, host_time, {in_flight, evicted}, dropped, waited_eviction))
     decision.fetch.clear();
   return true;
 }
 
+bool StreamOrderedEvictor::count_failure(CUresult r) {
+  if (failures_.fetch_add(1, std::memory_order_relaxed) == 0) {
+    core::logger().warn("an eviction before a launch failed ({}); later failures are only counted",
+                        describe("", r));
+  }
+  return false;
+}
+
+bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction& decision,
+                                          std::uint64_t host_time, CUevent after, CUevent done, CUevent ready,
+                                          EvictionRef& evicted) {
+  const auto give_back = [this, done, ready](CUresult r) {
+    for (CUevent event : {done, ready}) {
+      if (event != nullptr) free_events_.push_back(event);
+    }
+    return count_failure(r);
+  };
+  CUresult r = stream_wait_event.get()(stream_, after, 0);
+  if (ready != nullptr) {
+    // Our stream relays `after` into an event of the eviction's own: markers and program_done_ are
+    // recorded again by later launches, perhaps before the thread gets to it.
+    if (r == CUDA_SUCCESS) r = event_record.get()(ready, stream_);
+    if (r != CUDA_SUCCESS) return give_back(r);
+    const std::uint32_t number = eviction_thread_->hand_over(ready, done, decision.evict);
+    in_flight_.push_back(
+        {done, decision.evict, Move::eviction, host_time, 0, false, decision.eviction_number, number, ready});
+    return true;  // no launch waits for it yet
+  }
+  // One call per range: each stays within one allocation, and the batched call refuses some
+  // mixes of sizes; evictions come once per batch of the limit, so the calls are few.
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  for (const core::AddressRange& range : decision.evict) {
+    if (r != CUDA_SUCCESS) break;
+    r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, host, 0, stream_);
+  }
+  if (r == CUDA_SUCCESS) r = event_record.get()(done, stream_);
+  if (r != CUDA_SUCCESS) return give_back(r);
+  in_flight_.push_back({done, decision.evict, Move::eviction, host_time, 0, false, decision.eviction_number});
+  if (decision.wait_for_evict) {
+    evicted = {done, 0};
+    if (CUresult w = stream_wait_event.get()(stream, done, 0); w != CUDA_SUCCESS) return count_failure(w);
+  }
+  return true;
+}
+
 void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction& decision,
-                                           std::uint64_t host_time, std::array<CUevent, 2> room,
+                                           std::uint64_t host_time, std::array<EvictionRef, 2> room,
                                            std::uint8_t waited_eviction) {
   CUevent placed = take_event_or_count_busy();
   if (placed == nullptr) {
@@ -344,15 +411,15 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   // under a running kernel is undefined.
   CUresult r = event_record.get()(program_done_, stream);
   if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
-  for (CUevent event : room) {
-    if (event != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, event, 0);
+  for (EvictionRef eviction : room) {
+    if (eviction && r == CUDA_SUCCESS) r = wait_in_stream(discard_stream_, eviction);
   }
   // The eviction that moved a placed block out may still run (waited for by a launch in another
   // stream, or by none yet): dropping pages under it is undefined.
   for (const InFlight& move : in_flight_) {
     if (move.kind == Move::eviction && move.number == decision.place_after_eviction &&
         decision.place_after_eviction != 0 && r == CUDA_SUCCESS)
-      r = stream_wait_event.get()(discard_stream_, move.done, 0);
+      r = wait_in_stream(discard_stream_, {move.done, move.handed_over});
   }
   if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.place, gpu, discard_stream_);
   if (r != CUDA_SUCCESS) {
@@ -394,8 +461,8 @@ CUresult StreamOrderedEvictor::discard_where_they_are(const std::vector<core::Ad
 }
 
 bool StreamOrderedEvictor::issue_prefetch(CUstream stream, core::LaunchEviction& decision,
-                                          std::uint64_t host_time, std::array<CUevent, 3> room,
-                                          std::uint8_t waited_eviction) {
+                                          std::uint64_t host_time, std::array<EvictionRef, 2> room,
+                                          CUevent dropped, std::uint8_t waited_eviction) {
   CUevent arrived = take_event_or_count_busy();
   if (arrived == nullptr) return false;
   EnqueueTimer timer(*this, Move::prefetch);
@@ -404,9 +471,10 @@ bool StreamOrderedEvictor::issue_prefetch(CUstream stream, core::LaunchEviction&
   gpu.id = device_;
   CUresult r = CUDA_SUCCESS;
   // Into the room the launch waits for; what fits already goes at once, ahead of the GPU.
-  for (CUevent event : room) {
-    if (event != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(fetch_stream_, event, 0);
+  for (EvictionRef eviction : room) {
+    if (eviction && r == CUDA_SUCCESS) r = wait_in_stream(fetch_stream_, eviction);
   }
+  if (dropped != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(fetch_stream_, dropped, 0);
   std::size_t issued = 0;
   for (const core::AddressRange& range : decision.fetch) {
     if (r != CUDA_SUCCESS) break;
@@ -417,7 +485,7 @@ bool StreamOrderedEvictor::issue_prefetch(CUstream stream, core::LaunchEviction&
   CUresult recorded = issued != 0 ? event_record.get()(arrived, fetch_stream_) : CUDA_ERROR_NOT_READY;
   if (recorded == CUDA_SUCCESS) {
     in_flight_.push_back(
-        {arrived, decision.fetch, Move::prefetch, host_time, waited_eviction, room[2] != nullptr});
+        {arrived, decision.fetch, Move::prefetch, host_time, waited_eviction, dropped != nullptr});
     if (CUresult w = stream_wait_event.get()(stream, arrived, 0); w != CUDA_SUCCESS && r == CUDA_SUCCESS)
       r = w;
   } else {

@@ -286,6 +286,7 @@ void stop_tracing_at_exit() {
   runtime->wake.notify_all();
   if (runtime->worker.joinable()) runtime->worker.join();
   runtime->executor->stop();
+  if (runtime->evictor) runtime->evictor->stop();
   if (runtime->tracer) {
     runtime->tracer->flush();
     const cupti_tracer::TracerStats stats = runtime->tracer->stats();
@@ -351,6 +352,9 @@ void stop_tracing_at_exit() {
               std::to_string(held.discards_ns / 1'000'000) + " ms, prefetches " +
               std::to_string(held.prefetches_ns / 1'000'000) + " ms, placements " +
               std::to_string(held.placements_ns / 1'000'000) + " ms";
+      if (runtime->evictor->has_eviction_thread())
+        note += "; deepum's eviction thread held in its move calls: " +
+                std::to_string(held.eviction_thread_ns / 1'000'000) + " ms";
     }
     if (runtime->markers) {
       note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
@@ -489,7 +493,8 @@ void start_once(core::Session& session) {
     }
     runtime->evictor = std::make_unique<StreamOrderedEvictor>(
         options.resident_limit_bytes,
-        std::min(options.effective_headroom(), options.resident_limit_bytes / 8), moves);
+        std::min(options.effective_headroom(), options.resident_limit_bytes / 8), moves,
+        config.stream_ordered_eviction_thread);
     if (const std::string error = runtime->evictor->create(); !error.empty()) {
       core::logger().warn("no evictions before launches ({}): the limit is held from CUPTI's records alone",
                           error);

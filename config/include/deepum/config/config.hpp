@@ -94,6 +94,9 @@ struct Config {
   // With it: fresh blocks (allocated or handed out again, not named since) are made resident
   // without copying their stale contents.
   bool stream_ordered_place_fresh = false;
+  // With it: evictions no launch waits for yet are issued from a thread of deepum's (the driver
+  // holds the calling thread for a whole move when the move's stream is idle).
+  bool stream_ordered_eviction_thread = false;
   // Under an enforced resident_limit: whether what is not resident is used over the link instead
   // of being faulted in, so that only deepum's own prefetches add to residency.
   RemoteAccess remote_access = RemoteAccess::off;

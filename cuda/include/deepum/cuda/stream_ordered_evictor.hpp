@@ -19,6 +19,10 @@
 // room they make), and the launch's stream waits for them. The host enqueues a training step's launches
 // well ahead of the GPU, so most prefetches run while earlier kernels compute, and a kernel finds
 // its memory resident instead of faulting it in page by page.
+//
+// With an eviction thread (stream_ordered_eviction_thread), evictions that run alongside the
+// program are issued there (EvictionThread), not in the program's thread, which the driver would
+// hold for the whole move.
 #pragma once
 
 #include <cuda.h>
@@ -27,25 +31,33 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "deepum/core/launch_ordered_residency.hpp"
+#include "deepum/cuda/eviction_thread.hpp"
 
 namespace deepum::cuda {
 
 class StreamOrderedEvictor {
  public:
   StreamOrderedEvictor(std::uint64_t limit_bytes, std::uint64_t batch_bytes,
-                       core::LaunchOrderedOptions options = {})
+                       core::LaunchOrderedOptions options = {}, bool eviction_thread = false)
       : model_(limit_bytes, batch_bytes, options),
         follows_buffers_(options.discard_dead || options.place_fresh),
         places_fresh_(options.place_fresh),
-        discard_in_place_(options.place_fresh) {}
+        discard_in_place_(options.place_fresh),
+        wants_eviction_thread_(eviction_thread) {}
 
-  // Creates the stream and events in the current context. Empty on success, else what failed.
+  // Creates the streams and events in the current context, and the eviction thread if asked for.
+  // Empty on success, else what failed; the thread failing to start is only logged (evictions are
+  // then all issued in the program's threads).
   std::string create();
+  // Issues what was handed to the eviction thread, then ends it (at exit).
+  void stop();
+  bool has_eviction_thread() const { return eviction_thread_ != nullptr; }
 
   // Allocation hooks, any thread.
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept;
@@ -88,21 +100,26 @@ class StreamOrderedEvictor {
 
   core::LaunchOrderedStats stats();
   std::uint64_t skipped_capturing() const { return skipped_capturing_.load(std::memory_order_relaxed); }
-  std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
+  std::uint64_t failures() const {
+    return failures_.load(std::memory_order_relaxed) + (eviction_thread_ ? eviction_thread_->failures() : 0);
+  }
   // Moves not issued because kMaxEvents were still ahead of the GPU.
   std::uint64_t skipped_busy() const { return skipped_busy_.load(std::memory_order_relaxed); }
   std::uint64_t prefetch_failures() const { return prefetch_failures_.load(std::memory_order_relaxed); }
   // Host time the program's threads spent in the driver's move calls (enqueuing evictions,
   // discards and prefetches, the waits included), in ns: a call that holds the thread leaves the
   // GPU without work.
+  // eviction_thread_ns: the eviction thread's own time in its move calls.
   struct EnqueueTimes {
     std::uint64_t evictions_ns = 0, discards_ns = 0, prefetches_ns = 0, placements_ns = 0;
+    std::uint64_t eviction_thread_ns = 0;
   };
   EnqueueTimes enqueue_times() const {
     const auto held = [this](Move kind) {
       return enqueue_ns_[static_cast<std::size_t>(kind)].load(std::memory_order_relaxed);
     };
-    return {held(Move::eviction), held(Move::discard), held(Move::prefetch), held(Move::placement)};
+    return {held(Move::eviction), held(Move::discard), held(Move::prefetch), held(Move::placement),
+            eviction_thread_ ? eviction_thread_->held_ns() : 0};
   }
   // Evictions that started after their victims' last users (a progress marker), not after every
   // launch enqueued before the one needing the room.
@@ -135,7 +152,22 @@ class StreamOrderedEvictor {
     bool after_discard = false;  // a prefetch after the latest discard issued before it
     // An eviction's LaunchEviction::eviction_number, a placement's placement_number.
     std::uint64_t number = 0;
+    // An eviction handed to the eviction thread: its number there (0: issued here), and the event
+    // it starts after. Its `done` means something only once the thread has issued it.
+    std::uint32_t handed_over = 0;
+    CUevent ready = nullptr;
   };
+  // An eviction to wait for. Empty: none.
+  struct EvictionRef {
+    CUevent done = nullptr;
+    std::uint32_t handed_over = 0;  // as in InFlight
+    explicit operator bool() const { return done != nullptr; }
+  };
+  // `stream` waits for it on the GPU (after the host waits for the thread to issue it); the
+  // host waits for it.
+  CUresult wait_in_stream(CUstream stream, EvictionRef eviction);
+  void wait_on_host(EvictionRef eviction);
+  bool finished(const InFlight& move) const;
 
   // Decides with `decide(model, may_evict)` what must come before an operation enqueued in
   // `stream_id` at `host_time`, and enqueues it.
@@ -150,19 +182,26 @@ class StreamOrderedEvictor {
   // `room`: the evictions and discard (if any) the prefetch must wait for, the launch's own waits;
   // which eviction finishes last as in InFlight::waited_eviction.
   bool issue_prefetch(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
-                      std::array<CUevent, 3> room, std::uint8_t waited_eviction);
+                      std::array<EvictionRef, 2> room, CUevent dropped, std::uint8_t waited_eviction);
+  bool count_failure(CUresult r);  // counts (the first logged) an eviction refused; false
+  // Enqueues decision.evict after `after` (an event in the launch's stream), with `done` recorded
+  // after it: here, or on the eviction thread (after `ready`, non-null) when no launch waits for
+  // it yet. With wait_for_evict the launch's stream waits for it (`evicted`). False: the driver
+  // refused, nothing was enqueued, and the events are back in the pool.
+  bool issue_eviction(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time, CUevent after,
+                      CUevent done, CUevent ready, EvictionRef& evicted);
   // Enqueues the placement of decision.place on the discard stream, after the launch stream's work
   // so far and the evictions in `room`; the launch waits for it. A failure clears decision.place
   // (the launch faults those blocks in).
   void issue_placement(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
-                       std::array<CUevent, 2> room, std::uint8_t waited_eviction);
+                       std::array<EvictionRef, 2> room, std::uint8_t waited_eviction);
   // One cuMemDiscardAndPrefetchBatchAsync on `on`: `ranges` dropped and placed at `location`
   // without copying.
   CUresult discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges, CUmemLocation location,
                                    CUstream on);
   // One cuMemDiscardBatchAsync on `on`: `ranges` dropped where they are.
   CUresult discard_where_they_are(const std::vector<core::AddressRange>& ranges, CUstream on);
-  CUevent eviction_in_flight() const;  // the latest eviction not reaped yet; nullptr: none
+  EvictionRef eviction_in_flight() const;  // the latest eviction not reaped yet; empty: none
   // The placement numbered `number` not reaped yet, or with `every` the latest one; nullptr: none.
   CUevent placement_in_flight(std::uint64_t number, bool every) const;
   struct MarkerRing {
@@ -218,6 +257,8 @@ class StreamOrderedEvictor {
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};
   std::atomic<std::uint64_t> evictions_after_marker_{0};
   std::array<std::atomic<std::uint64_t>, 4> enqueue_ns_{};  // by Move
+  const bool wants_eviction_thread_;
+  std::unique_ptr<EvictionThread> eviction_thread_;  // null: every eviction issued in the program's threads
   // Adds the host time from its construction to its end to enqueue_ns_[kind].
   class EnqueueTimer;
 };

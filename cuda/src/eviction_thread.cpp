@@ -1,0 +1,106 @@
+#include "deepum/cuda/eviction_thread.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+
+#include "deepum/core/log.hpp"
+#include "deepum/cuda/driver_functions.hpp"
+#include "deepum/cuda/driver_hint_executor.hpp"
+
+namespace deepum::cuda {
+using namespace driver;
+
+std::string EvictionThread::start() {
+  if (ctx_get_current.get() == nullptr || ctx_set_current.get() == nullptr)
+    return "the driver lacks cuCtxGetCurrent";
+  CUcontext context = nullptr;
+  if (CUresult r = ctx_get_current.get()(&context); r != CUDA_SUCCESS || context == nullptr)
+    return describe("cuCtxGetCurrent", r);
+  if (CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+    stream_ = nullptr;
+    return describe("cuStreamCreate", r);
+  }
+  // The thread must never take the program's signals.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);
+  thread_ = std::thread([this, context] { run(context); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  pthread_setname_np(thread_.native_handle(), "deepum-evictions");
+  return {};
+}
+
+std::uint32_t EvictionThread::hand_over(CUevent ready, CUevent done, std::vector<core::AddressRange> ranges) {
+  std::lock_guard lock(mutex_);
+  const std::uint32_t number = ++next_number_;
+  handed_.push_back({ready, done, std::move(ranges), number});
+  wake_.notify_one();
+  return number;
+}
+
+void EvictionThread::wait_issued(std::uint32_t number) {
+  std::unique_lock lock(mutex_);
+  issued_wake_.wait(lock, [this, number] { return issued(number); });
+}
+
+std::vector<std::vector<core::AddressRange>> EvictionThread::take_failed() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(failed_, {});
+}
+
+void EvictionThread::run(CUcontext context) {
+  const bool bound = ctx_set_current.get()(context) == CUDA_SUCCESS;
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !handed_.empty(); });
+    if (handed_.empty()) return;  // stopping, and everything handed over is issued
+    Handed eviction = std::move(handed_.front());
+    handed_.pop_front();
+    lock.unlock();
+    const bool moved = bound && issue(eviction);
+    lock.lock();
+    if (!moved) failed_.push_back(std::move(eviction.ranges));
+    issued_.store(eviction.number, std::memory_order_release);
+    issued_wake_.notify_all();
+  }
+}
+
+bool EvictionThread::issue(const Handed& eviction) {
+  const auto started = std::chrono::steady_clock::now();
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  CUresult r = stream_wait_event.get()(stream_, eviction.ready, 0);
+  // One call per range: each stays within one allocation. On an idle stream each holds this
+  // thread for its whole move, which is what the thread is for.
+  for (const core::AddressRange& range : eviction.ranges) {
+    if (r != CUDA_SUCCESS) break;
+    r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, host, 0, stream_);
+  }
+  // Recorded whatever happened: what waits for it must not wait on an event never recorded (that
+  // counts as complete at once, before any move enqueued before a failure has run).
+  const CUresult recorded = event_record.get()(eviction.done, stream_);
+  if (recorded != CUDA_SUCCESS && stream_synchronize.get() != nullptr) stream_synchronize.get()(stream_);
+  held_ns_.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                    std::chrono::steady_clock::now() - started)
+                                                    .count()),
+                     std::memory_order_relaxed);
+  if (r == CUDA_SUCCESS) return true;
+  if (failures_.fetch_add(1, std::memory_order_relaxed) == 0)
+    core::logger().warn(
+        "an eviction on deepum's eviction thread failed ({}); later failures are only counted",
+        describe("", r));
+  return false;
+}
+
+void EvictionThread::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace deepum::cuda
