@@ -575,6 +575,15 @@ KernelLaunch launch_naming(std::uint64_t pointer, std::uint64_t extent) {
   return launch;
 }
 
+KernelLaunch launch_naming(std::uint64_t pointer, std::uint64_t extent, std::uint64_t second_pointer,
+                           std::uint64_t second_extent) {
+  KernelLaunch launch = launch_naming(pointer, extent);
+  launch.pointer_count = 2;
+  launch.pointers[1] = second_pointer;
+  launch.extents[1] = second_extent;
+  return launch;
+}
+
 // A stream as the GPU runs it: before each launch the evictions it was given (an eviction left
 // running alongside counts as done only once a launch waits for it, the worst case for the limit),
 // then the launch faults in every block it names.
@@ -613,10 +622,8 @@ TEST_CASE("evictions ordered before launches keep a loop larger than the limit u
   for (int pass = 0; pass < 5; ++pass) {
     for (std::uint64_t t = 0; t < 12; ++t) {
       // Each kernel reads a tensor and writes the next one.
-      KernelLaunch launch = launch_naming(kBase + t * 8 * kMiB, 8 * kMiB);
-      launch.pointer_count = 2;
-      launch.pointers[1] = kBase + ((t + 1) % 12) * 8 * kMiB;
-      launch.extents[1] = 8 * kMiB;
+      const KernelLaunch launch =
+          launch_naming(kBase + t * 8 * kMiB, 8 * kMiB, kBase + ((t + 1) % 12) * 8 * kMiB, 8 * kMiB);
       const LaunchEviction decision = model.before_launch(launch);
       // Never the memory the launch itself needs.
       for (const AddressRange& victim : decision.evict) {
@@ -729,11 +736,7 @@ TEST_CASE("evictions before launches: an address allocated again before its free
   CHECK(model.resident_bytes() == 8 * kMiB);
   // A launch that names every resident block and still passes the limit evicts nothing and waits
   // for nothing.
-  KernelLaunch both = launch_naming(kBase, 4 * kMiB);
-  both.pointer_count = 2;
-  both.pointers[1] = kBase + 4 * kMiB;
-  both.extents[1] = 8 * kMiB;
-  const LaunchEviction over = model.before_launch(both);
+  const LaunchEviction over = model.before_launch(launch_naming(kBase, 4 * kMiB, kBase + 4 * kMiB, 8 * kMiB));
   CHECK(over.evict.empty());
   CHECK_FALSE(over.wait_for_evict);
   CHECK(model.stats().waited_evictions == model.stats().evictions);
@@ -924,11 +927,8 @@ TEST_CASE("with placing, fresh blocks the first launch finds evicted are placed,
   };
   // Just allocated: nothing the program wrote, so the first launch places whole blocks; a part of
   // a block is copied (the driver drops whole pages, and a neighbour may share it).
-  KernelLaunch first = on_stream(launch_naming(kBase, 6 * kMiB));
-  first.pointer_count = 2;
-  first.pointers[1] = kBase + 64 * kMiB;
-  first.extents[1] = 3 * kMiB;
-  const LaunchEviction placed = model.before_launch(first);
+  const LaunchEviction placed =
+      model.before_launch(on_stream(launch_naming(kBase, 6 * kMiB, kBase + 64 * kMiB, 3 * kMiB)));
   CHECK(placed.place == std::vector<AddressRange>{{kBase, 6 * kMiB}, {kBase + 64 * kMiB, 2 * kMiB}});
   CHECK(placed.fetch == std::vector<AddressRange>{{kBase + 66 * kMiB, kMiB}});
   // Named once, no longer fresh: evicted and named again, it is copied back.
@@ -1011,11 +1011,8 @@ TEST_CASE("with placing, a launch naming more than the limit leaves still places
   // 12 MiB of old data and 12 MiB fresh, none resident, 24 MiB against a 16 MiB limit: nothing is
   // copied (which parts it reads is unknown), but the fresh blocks, which it writes (and would
   // fault in whole), are placed.
-  KernelLaunch big = launch_naming(kBase, 12 * kMiB);
-  big.pointer_count = 2;
-  big.pointers[1] = kBase + 64 * kMiB;
-  big.extents[1] = 12 * kMiB;
-  const LaunchEviction decision = model.before_launch(big);
+  const LaunchEviction decision =
+      model.before_launch(launch_naming(kBase, 12 * kMiB, kBase + 64 * kMiB, 12 * kMiB));
   CHECK(decision.fetch.empty());
   CHECK(decision.place == std::vector<AddressRange>{{kBase + 64 * kMiB, 12 * kMiB}});
   CHECK(model.resident_bytes() == 24 * kMiB);  // everything it names, as without placing
