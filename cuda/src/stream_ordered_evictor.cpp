@@ -388,8 +388,9 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
   if (r != CUDA_SUCCESS) return give_back(r);
   in_flight_.push_back({done, decision.evict, Move::eviction, host_time, 0, false, decision.eviction_number});
   if (decision.wait_for_evict) {
+    // Enqueued, it happens: where the launch's stream cannot wait for it, the host does.
     evicted = {done, 0};
-    if (CUresult w = stream_wait_event.get()(stream, done, 0); w != CUDA_SUCCESS) return count_failure(w);
+    if (wait_in_stream(stream, evicted) != CUDA_SUCCESS) wait_on_host(evicted);
   }
   return true;
 }
