@@ -8,15 +8,20 @@
 // Prints per measurement the host time the calls took to return, the time until the streams
 // drained, and GB/s over the bytes named (best of 3), and a JSON line last. The "_behind_kernel"
 // cases enqueue behind a 200 ms kernel on another stream: whether the calls return at once or
-// hold the calling thread (the program's thread, for deepum's moves before launches).
+// hold the calling thread (the program's thread, for deepum's moves before launches). The
+// "_behind_host_fn_N" and "_behind_spin_N" cases put a host function sleeping N us, or a kernel
+// spinning N us, in the moves' own streams just before them: is that enough for the driver to queue
+// the moves instead of doing them in the calling thread, and what does it cost the moves?
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "managed_bench.hpp"
@@ -51,6 +56,10 @@ void place(const Buffer& buffer, cudaMemLocation where, cudaStream_t stream) {
 void prefetch_ranges(const Buffer& buffer, size_t first, size_t n, cudaMemLocation to, cudaStream_t stream) {
   for (size_t i = first; i < first + n; ++i)
     CHECK_CUDA(cudaMemPrefetchAsync(buffer.data + i * kRange, kRange, to, 0, stream));
+}
+
+void CUDART_CB sleep_microseconds(void* microseconds) {
+  std::this_thread::sleep_for(std::chrono::microseconds(reinterpret_cast<std::uintptr_t>(microseconds)));
 }
 
 struct Result {
@@ -163,9 +172,34 @@ int main(int argc, char** argv) {
     };
     return c;
   };
+  // Streams 0 and 1 get a short hold of their own (`hold`) just before what `body` enqueues.
+  const auto behind_hold = [&](Case c, const std::string& label, std::function<void(cudaStream_t)> hold) {
+    c.name += "_behind_" + label;
+    c.body = [&, body = c.body, hold] {
+      hold(streams[0]);
+      hold(streams[1]);
+      body();
+    };
+    return c;
+  };
+  const auto host_fn = [](std::uintptr_t microseconds) {
+    return [microseconds](cudaStream_t s) {
+      CHECK_CUDA(cudaLaunchHostFunc(s, sleep_microseconds, reinterpret_cast<void*>(microseconds)));
+    };
+  };
+  const auto spin_for = [](unsigned long long microseconds) {
+    return [microseconds](cudaStream_t s) { bench::spin<<<1, 1, 0, s>>>(microseconds * 1000); };
+  };
   // d2h_and_h2d_at_once issues both ways from one thread: on idle streams the moves to the host
   // hold it, so only behind the kernel are the two ways really enqueued at once.
   for (size_t i : {size_t{0}, size_t{3}, size_t{5}, size_t{6}}) cases.push_back(behind_kernel(cases[i]));
+  for (size_t i : {size_t{0}, size_t{3}, size_t{5}}) {
+    const Case plain = cases[i];
+    cases.push_back(behind_hold(plain, "host_fn_0", host_fn(0)));
+    cases.push_back(behind_hold(plain, "host_fn_50", host_fn(50)));
+    cases.push_back(behind_hold(plain, "host_fn_200", host_fn(200)));
+    cases.push_back(behind_hold(plain, "spin_50", spin_for(50)));
+  }
   std::vector<Result> results;
   for (const Case& c : cases) results.push_back({c.name, c.bytes});
   for (int round = 0; round < 3; ++round) {

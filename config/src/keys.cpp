@@ -48,11 +48,18 @@ constexpr std::array kKeys{
             "host (nearly every way back being a placement).",
             field<&Config::stream_ordered_place_fresh>()},
     KeySpec{"stream_ordered_eviction_thread", "false",
-            "With stream_ordered_eviction: evictions that run alongside the program (no launch waits "
-            "for them yet) are issued from a thread of deepum's, not the program's thread, which the "
+            "With stream_ordered_eviction: evictions are issued from a thread of deepum's, in a CUDA "
+            "context of its own (which takes some GPU memory), not from the program's thread, which the "
             "driver holds for the whole move when nothing is queued ahead of it (about 70 ms per GiB on "
-            "an H100). The first operation that needs one's room waits on the host until it is issued.",
+            "an H100), and whose other calls in the same context it holds up meanwhile. The first "
+            "operation that needs one's room waits on the host until it is issued.",
             field<&Config::stream_ordered_eviction_thread>()},
+    KeySpec{"stream_ordered_evictions_ahead", "1",
+            "With stream_ordered_eviction: evictions alongside the program at most in flight at once. "
+            "Another starts once the room left under resident_limit (theirs counted free) is under this "
+            "many batches, so the next eviction is queued before a launch needs its room; a batch is "
+            "eviction_headroom, at most an eighth of the limit.",
+            field<&Config::stream_ordered_evictions_ahead>(), IntegerRange{1, 4}},
     KeySpec{
         "remote_access", "off",
         "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "

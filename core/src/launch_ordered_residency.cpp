@@ -106,7 +106,7 @@ void LaunchOrderedResidency::make_evicted(Range& range, std::size_t index) {
 }
 
 void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream,
-                                            std::uint64_t alongside, LaunchEviction& decision) {
+                                            LaunchEviction& decision) {
   std::vector<LruEntry> dead, live;
   std::uint64_t covered = 0;
   const auto take = [&](bool dead_only) {
@@ -141,7 +141,6 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
   if (!live.empty()) decision.eviction_number = ++evictions_decided_;
   for (auto [range, index] : live) {
     decision.evict_after_launch = std::max(decision.evict_after_launch, range->blocks[index].named_at);
-    range->blocks[index].evicted_alongside = alongside;
     range->blocks[index].evicted_by = decision.eviction_number;
   }
   for (const AddressRange& range : decision.discard) stats_.discarded_bytes += range.bytes;
@@ -212,25 +211,35 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
   LaunchEviction decision;
   decision.after_placement = named_after_placement_;
   std::uint64_t projected = resident_bytes_ + pending_bytes_ + new_bytes;
-  if (may_evict && projected > limit_ && pending_bytes_ != 0) {
-    // The room the eviction in flight makes is needed now.
-    decision.wait_for_pending = true;
+  if (may_evict && projected > limit_ && !pending_.empty()) {
+    // The room of the oldest evictions in flight is needed now (they finish in the order issued).
     ++stats_.waits_for_pending;
-    projected -= pending_bytes_;
-    pending_bytes_ = 0;
+    while (!pending_.empty() && projected > limit_) {
+      decision.wait_for_eviction = pending_.front().number;
+      projected -= pending_.front().bytes;
+      pending_bytes_ -= pending_.front().bytes;
+      pending_.pop_front();
+    }
   }
   const std::uint64_t before = resident_bytes_;
+  // Room kept ahead of the launches: a batch per eviction allowed in flight.
+  const std::uint64_t ahead = std::min<std::uint64_t>(limit_, batch_ * std::max(options_.evictions_ahead, 1U));
   if (may_evict && projected > limit_) {
     // Still over: evict a batch below the limit, and the launch waits for it.
-    choose_victims(projected - (limit_ - batch_), now, stream, 0, decision);
+    choose_victims(projected - (limit_ - batch_), now, stream, decision);
     // Nothing to evict (the launch names every resident block): nothing to wait for.
     decision.wait_for_evict = !decision.evict.empty();
     if (decision.wait_for_evict) ++stats_.waited_evictions;
-  } else if (may_evict && pending_bytes_ == 0 && projected > limit_ - batch_) {
-    // Within a batch of the limit: evict a batch alongside the program, waited for only when the
-    // room is needed (discards are always waited for: they free their room at once).
-    choose_victims(batch_, now, stream, ++pending_id_, decision);
-    pending_bytes_ = total_bytes(decision.evict);
+  } else if (may_evict && pending_.size() < std::max(options_.evictions_ahead, 1U) &&
+             resident_bytes_ + new_bytes > limit_ - ahead) {
+    // Within `ahead` of the limit (what is in flight counted free): evict a batch alongside the
+    // program, waited for only when the room is needed (discards are always waited for: they free
+    // their room at once).
+    choose_victims(batch_, now, stream, decision);
+    if (!decision.evict.empty()) {
+      pending_.push_back({decision.eviction_number, total_bytes(decision.evict)});
+      pending_bytes_ += pending_.back().bytes;
+    }
   }
   stats_.evicted_bytes += before - resident_bytes_;
   if (resident_bytes_ != before) ++stats_.evictions;
@@ -283,12 +292,17 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
     } else {
       continue;
     }
-    // Moving blocks the eviction in flight still moves out would race it: waited for too.
-    if (pending_bytes_ != 0 && block.evicted_alongside == pending_id_)
-      decision.fetch_waits_for_pending = true;
+    // Moving blocks an eviction in flight still moves out would race it: waited for too.
+    if (block.evicted_by != 0 && pending(block.evicted_by))
+      decision.fetch_waits_for_eviction = std::max(decision.fetch_waits_for_eviction, block.evicted_by);
   }
   if (!decision.place.empty()) decision.placement_number = ++placements_decided_;
   if (!decision.fetch.empty() || !decision.place.empty()) ++stats_.fetches;
+}
+
+bool LaunchOrderedResidency::pending(std::uint64_t number) const {
+  return std::any_of(pending_.begin(), pending_.end(),
+                     [number](const PendingEviction& eviction) { return eviction.number == number; });
 }
 
 void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
@@ -309,7 +323,14 @@ void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
   };
   const std::uint64_t evicted = restore(decision.evict);
   const std::uint64_t discarded = restore(decision.discard);
-  if (!decision.wait_for_evict) pending_bytes_ -= std::min(pending_bytes_, evicted);
+  if (!decision.wait_for_evict) {
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+      if (it->number != decision.eviction_number) continue;
+      pending_bytes_ -= it->bytes;
+      pending_.erase(it);
+      break;
+    }
+  }
   stats_.evicted_bytes -= std::min(stats_.evicted_bytes, evicted + discarded);
   stats_.discarded_bytes -= std::min(stats_.discarded_bytes, discarded);
   if (evicted + discarded != 0 && stats_.evictions != 0) --stats_.evictions;

@@ -15,27 +15,57 @@ using namespace driver;
 std::string EvictionThread::start() {
   if (ctx_get_current.get() == nullptr || ctx_set_current.get() == nullptr)
     return "the driver lacks cuCtxGetCurrent";
-  CUcontext context = nullptr;
-  if (CUresult r = ctx_get_current.get()(&context); r != CUDA_SUCCESS || context == nullptr)
+  if (CUresult r = ctx_get_current.get()(&program_context_); r != CUDA_SUCCESS || program_context_ == nullptr)
     return describe("cuCtxGetCurrent", r);
-  if (CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
-    stream_ = nullptr;
-    return describe("cuStreamCreate", r);
+  if (const std::string error = create_own_context(); !error.empty()) {
+    core::logger().warn("the eviction thread runs in the program's context ({}): its moves may hold up the "
+                        "program's launches",
+                        error);
+    if (CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+      stream_ = nullptr;
+      return describe("cuStreamCreate", r);
+    }
   }
   // The thread must never take the program's signals.
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
-  thread_ = std::thread([this, context] { run(context); });
+  thread_ = std::thread([this] { run(); });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   pthread_setname_np(thread_.native_handle(), "deepum-evictions");
   return {};
 }
 
-std::uint32_t EvictionThread::hand_over(CUevent ready, CUevent done, std::vector<core::AddressRange> ranges) {
+std::string EvictionThread::create_own_context() {
+  if (ctx_create.get() == nullptr || ctx_get_device.get() == nullptr) return "the driver lacks cuCtxCreate_v4";
+  CUdevice device = 0;
+  if (CUresult r = ctx_get_device.get()(&device); r != CUDA_SUCCESS) return describe("cuCtxGetDevice", r);
+  if (CUresult r = stream_create.get()(&relay_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
+    relay_ = nullptr;
+    return describe("cuStreamCreate", r);
+  }
+  CUcontext context = nullptr;
+  // The new context becomes current in this thread: the program's is made current again below.
+  if (CUresult r = ctx_create.get()(&context, nullptr, 0, device); r != CUDA_SUCCESS)
+    return describe("cuCtxCreate", r);
+  CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING);
+  if (r == CUDA_SUCCESS) r = event_create.get()(&moved_, CU_EVENT_DISABLE_TIMING);
+  ctx_set_current.get()(program_context_);
+  if (r != CUDA_SUCCESS) {
+    // The context stays (nothing runs in it); the thread falls back to the program's.
+    stream_ = nullptr;
+    moved_ = nullptr;
+    return describe("cuStreamCreate or cuEventCreate in the eviction thread's context", r);
+  }
+  own_context_ = context;
+  return {};
+}
+
+std::uint32_t EvictionThread::hand_over(CUevent ready, CUevent done, std::vector<core::AddressRange> ranges,
+                                        bool waited) {
   std::lock_guard lock(mutex_);
   const std::uint32_t number = ++next_number_;
-  handed_.push_back({ready, done, std::move(ranges), number});
+  handed_.push_back({ready, done, std::move(ranges), number, waited});
   wake_.notify_one();
   return number;
 }
@@ -45,13 +75,13 @@ void EvictionThread::wait_issued(std::uint32_t number) {
   issued_wake_.wait(lock, [this, number] { return issued(number); });
 }
 
-std::vector<std::vector<core::AddressRange>> EvictionThread::take_failed() {
+std::vector<EvictionThread::Failed> EvictionThread::take_failed() {
   std::lock_guard lock(mutex_);
   return std::exchange(failed_, {});
 }
 
-void EvictionThread::run(CUcontext context) {
-  const bool bound = ctx_set_current.get()(context) == CUDA_SUCCESS;
+void EvictionThread::run() {
+  const bool bound = ctx_set_current.get()(own_context_ != nullptr ? own_context_ : program_context_) == CUDA_SUCCESS;
   std::unique_lock lock(mutex_);
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || !handed_.empty(); });
@@ -61,7 +91,7 @@ void EvictionThread::run(CUcontext context) {
     lock.unlock();
     const bool moved = bound && issue(eviction);
     lock.lock();
-    if (!moved) failed_.push_back(std::move(eviction.ranges));
+    if (!moved) failed_.push_back({std::move(eviction.ranges), eviction.waited, eviction.number});
     issued_.store(eviction.number, std::memory_order_release);
     issued_wake_.notify_all();
   }
@@ -73,14 +103,23 @@ bool EvictionThread::issue(const Handed& eviction) {
   host.type = CU_MEM_LOCATION_TYPE_HOST;
   CUresult r = stream_wait_event.get()(stream_, eviction.ready, 0);
   // One call per range: each stays within one allocation. On an idle stream each holds this
-  // thread for its whole move, which is what the thread is for.
+  // thread for its whole move.
   for (const core::AddressRange& range : eviction.ranges) {
     if (r != CUDA_SUCCESS) break;
     r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, host, 0, stream_);
   }
   // Recorded whatever happened: what waits for it must not wait on an event never recorded (that
   // counts as complete at once, before any move enqueued before a failure has run).
-  const CUresult recorded = event_record.get()(eviction.done, stream_);
+  CUresult recorded = CUDA_SUCCESS;
+  if (own_context_ != nullptr) {
+    recorded = event_record.get()(moved_, stream_);
+    ctx_set_current.get()(program_context_);  // the relay's calls, in its own context
+    if (recorded == CUDA_SUCCESS) recorded = stream_wait_event.get()(relay_, moved_, 0);
+    if (recorded == CUDA_SUCCESS) recorded = event_record.get()(eviction.done, relay_);
+    ctx_set_current.get()(own_context_);
+  } else {
+    recorded = event_record.get()(eviction.done, stream_);
+  }
   if (recorded != CUDA_SUCCESS && stream_synchronize.get() != nullptr) stream_synchronize.get()(stream_);
   held_ns_.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                     std::chrono::steady_clock::now() - started)

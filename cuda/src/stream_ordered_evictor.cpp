@@ -143,10 +143,13 @@ void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint
 void StreamOrderedEvictor::reap() {
   if (eviction_thread_) {
     // What the driver refused on the thread stayed resident.
-    for (std::vector<core::AddressRange>& ranges : eviction_thread_->take_failed()) {
+    for (EvictionThread::Failed& failed : eviction_thread_->take_failed()) {
       core::LaunchEviction refused;
-      refused.evict = std::move(ranges);
-      refused.wait_for_evict = false;  // one alongside the program: its room was counted pending
+      refused.evict = std::move(failed.ranges);
+      refused.wait_for_evict = failed.waited;  // else one alongside the program: its room was counted pending
+      for (const InFlight& move : in_flight_) {
+        if (move.kind == Move::eviction && move.handed_over == failed.number) refused.eviction_number = move.number;
+      }
       model_.eviction_failed(refused);
     }
   }
@@ -247,9 +250,10 @@ CUevent StreamOrderedEvictor::placement_in_flight(std::uint64_t number, bool eve
   return nullptr;  // finished (reaped) already, or none
 }
 
-StreamOrderedEvictor::EvictionRef StreamOrderedEvictor::eviction_in_flight() const {
+StreamOrderedEvictor::EvictionRef StreamOrderedEvictor::eviction_up_to(std::uint64_t number) const {
+  // Evictions run one after another on one stream: the latest up to `number` ends after the rest.
   for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
-    if (it->kind == Move::eviction) return {it->done, it->handed_over};
+    if (it->kind == Move::eviction && it->number <= number) return {it->done, it->handed_over};
   }
   return {};  // finished (reaped) already
 }
@@ -259,7 +263,7 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   // The room the eviction in flight makes is needed now, unless it has finished already: the
   // model counts that room free from here on, so the launch waits for it whatever follows (on the
   // host, if the driver refuses the stream wait).
-  const EvictionRef pending = decision.wait_for_pending ? eviction_in_flight() : EvictionRef{};
+  const EvictionRef pending = decision.wait_for_eviction != 0 ? eviction_up_to(decision.wait_for_eviction) : EvictionRef{};
   if (pending) {
     if (CUresult r = wait_in_stream(stream, pending); r != CUDA_SUCCESS) {
       wait_on_host(pending);
@@ -270,8 +274,8 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   // nothing is enqueued now and the next launches decide again.
   CUevent dropped = decision.discard.empty() ? nullptr : take_event();
   CUevent done = decision.evict.empty() ? nullptr : take_event();
-  // An eviction no launch waits for yet goes to the eviction thread, after an event of its own.
-  const bool to_thread = eviction_thread_ && !decision.evict.empty() && !decision.wait_for_evict;
+  // With an eviction thread every eviction goes there, after an event of its own.
+  const bool to_thread = eviction_thread_ && !decision.evict.empty();
   CUevent ready = to_thread ? take_event() : nullptr;
   if ((!decision.discard.empty() && dropped == nullptr) ||
       (!decision.evict.empty() && (done == nullptr || (to_thread && ready == nullptr)))) {
@@ -337,7 +341,8 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   // The eviction the prefetch's room comes from finishes last among those it waits for: this
   // launch's, else the one in flight (waited for, or holding blocks the prefetch brings back).
   EvictionRef in_flight = pending;
-  if (!in_flight && decision.fetch_waits_for_pending) in_flight = eviction_in_flight();
+  if (!in_flight && decision.fetch_waits_for_eviction != 0)
+    in_flight = eviction_up_to(decision.fetch_waits_for_eviction);
   const bool evicted_alongside = !decision.evict.empty() && !evicted;
   const std::uint8_t waited_eviction = evicted ? 1 : in_flight ? (evicted_alongside ? 2 : 1) : 0;
   if (!decision.place.empty())
@@ -371,10 +376,15 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     // recorded again by later launches, perhaps before the thread gets to it.
     if (r == CUDA_SUCCESS) r = event_record.get()(ready, stream_);
     if (r != CUDA_SUCCESS) return give_back(r);
-    const std::uint32_t number = eviction_thread_->hand_over(ready, done, decision.evict);
+    const std::uint32_t number = eviction_thread_->hand_over(ready, done, decision.evict, decision.wait_for_evict);
     in_flight_.push_back(
         {done, decision.evict, Move::eviction, host_time, 0, false, decision.eviction_number, number, ready});
-    return true;  // no launch waits for it yet
+    if (decision.wait_for_evict) {
+      // Handed over, it happens: where the launch's stream cannot wait for it, the host does.
+      evicted = {done, number};
+      if (wait_in_stream(stream, evicted) != CUDA_SUCCESS) wait_on_host(evicted);
+    }
+    return true;
   }
   // One call per range: each stays within one allocation, and the batched call refuses some
   // mixes of sizes; evictions come once per batch of the limit, so the calls are few.
@@ -535,7 +545,7 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     }
     // Before the waits this launch may get: a marker shows only the program's own progress.
     if (may_evict) mark_progress(stream, model_.launches_decided());
-    if (!decision.wait_for_pending && decision.evict.empty() && decision.discard.empty() &&
+    if (decision.wait_for_eviction == 0 && decision.evict.empty() && decision.discard.empty() &&
         decision.fetch.empty() && decision.place.empty())
       return {};
     std::vector<core::AddressRange> discarded;

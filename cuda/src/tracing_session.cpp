@@ -353,8 +353,10 @@ void stop_tracing_at_exit() {
               std::to_string(held.prefetches_ns / 1'000'000) + " ms, placements " +
               std::to_string(held.placements_ns / 1'000'000) + " ms";
       if (runtime->evictor->has_eviction_thread())
-        note += "; deepum's eviction thread held in its move calls: " +
-                std::to_string(held.eviction_thread_ns / 1'000'000) + " ms";
+        note += "; deepum's eviction thread (" +
+                std::string(runtime->evictor->eviction_thread_has_own_context() ? "in a context of its own"
+                                                                                 : "in the program's context") +
+                ") held in its move calls: " + std::to_string(held.eviction_thread_ns / 1'000'000) + " ms";
     }
     if (runtime->markers) {
       note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
@@ -485,6 +487,7 @@ void start_once(core::Session& session) {
     moves.prefetch = config.stream_ordered_prefetch;
     moves.discard_dead = config.stream_ordered_discard && driver::discard_and_prefetch.get() != nullptr;
     moves.place_fresh = config.stream_ordered_place_fresh && driver::discard_and_prefetch.get() != nullptr;
+    moves.evictions_ahead = config.stream_ordered_evictions_ahead;
     if ((config.stream_ordered_discard || config.stream_ordered_place_fresh) &&
         driver::discard_and_prefetch.get() == nullptr) {
       core::logger().warn(

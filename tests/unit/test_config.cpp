@@ -401,6 +401,7 @@ TEST_CASE("an unknown key with nothing close lists the keys") {
       "enabled, alloc_limit, resident_limit, eviction_headroom, stream_ordered_eviction, "
       "stream_ordered_prefetch, stream_ordered_discard, stream_ordered_place_fresh, "
       "stream_ordered_eviction_thread, "
+      "stream_ordered_evictions_ahead, "
       "remote_access, tracing, trace_file, "
       "cupti_library, "
       "trace_flush_ms, trace_per_thread_buffers, worker_interval_us, log_level, log_file, stats_file, "

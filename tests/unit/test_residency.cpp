@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <memory>
+#include <deque>
 #include <set>
 #include <thread>
 
@@ -589,7 +590,7 @@ KernelLaunch launch_naming(std::uint64_t pointer, std::uint64_t extent, std::uin
 // then the launch faults in every block it names.
 struct InOrderGpu {
   std::set<BlockId> resident;
-  std::vector<AddressRange> in_flight;
+  std::deque<std::pair<std::uint64_t, std::vector<AddressRange>>> in_flight;  // by eviction number
   std::uint64_t peak_blocks = 0;
 
   void run(const LaunchEviction& decision, const KernelLaunch& launch) {
@@ -597,14 +598,15 @@ struct InOrderGpu {
       for (const AddressRange& range : ranges)
         for_each_block_of(range, [&](BlockId b) { resident.erase(b); });
     };
-    if (decision.wait_for_pending) {
-      drop(in_flight);
-      in_flight.clear();
+    // Evictions finish in the order issued: waiting for one is waiting for those before it.
+    while (!in_flight.empty() && in_flight.front().first <= decision.wait_for_eviction) {
+      drop(in_flight.front().second);
+      in_flight.pop_front();
     }
     if (decision.wait_for_evict) {
       drop(decision.evict);
     } else if (!decision.evict.empty()) {
-      in_flight = decision.evict;
+      in_flight.emplace_back(decision.eviction_number, decision.evict);
     }
     for (std::size_t i = 0; i < launch.pointer_count; ++i)
       for_each_block_of({launch.pointers[i], launch.extents[i]}, [&](BlockId b) { resident.insert(b); });
@@ -648,6 +650,42 @@ TEST_CASE("evictions ordered before launches keep a loop larger than the limit u
   CHECK(stats.peak_bytes <= kLimit);
 }
 
+TEST_CASE("with evictions ahead, two run alongside and a launch waits for the oldest only") {
+  // 24 tensors of 2 MiB, each launch naming one and the next: 48 MiB a pass, three times the limit.
+  constexpr std::uint64_t kLimit = 16 * kMiB, kTensor = 2 * kMiB, kTensors = 24;
+  const auto loop = [&](std::uint32_t ahead, InOrderGpu& gpu, std::uint64_t& waits_leaving_one) {
+    LaunchOrderedResidency model(kLimit, kTensor, {.evictions_ahead = ahead});
+    for (std::uint64_t t = 0; t < kTensors; ++t) model.on_range_allocated(kBase + t * kTensor, kTensor);
+    std::uint64_t most_pending = 0;
+    for (std::uint64_t i = 0; i < 5 * kTensors; ++i) {
+      const std::uint64_t t = i % kTensors;
+      const KernelLaunch launch =
+          launch_naming(kBase + t * kTensor, kTensor, kBase + ((t + 1) % kTensors) * kTensor, kTensor);
+      const LaunchEviction decision = model.before_launch(launch);
+      // A wait that leaves a later eviction running: only the oldest room was needed.
+      if (decision.wait_for_eviction != 0 && gpu.in_flight.size() > 1 &&
+          gpu.in_flight.back().first > decision.wait_for_eviction)
+        ++waits_leaving_one;
+      gpu.run(decision, launch);
+      most_pending = std::max(most_pending, model.pending_bytes());
+      CHECK(gpu.resident.size() * kBlockBytes <= kLimit);
+      CHECK(model.resident_bytes() + model.pending_bytes() <= kLimit);
+      CHECK(gpu.in_flight.size() <= ahead);
+    }
+    CHECK(model.stats().launches_over_limit == 0);
+    CHECK(model.stats().waited_evictions == 0);  // the room was always made ahead
+    return most_pending;
+  };
+  InOrderGpu two;
+  std::uint64_t waits_leaving_one = 0;
+  CHECK(loop(2, two, waits_leaving_one) == 2 * kTensor);  // two batches in flight at once
+  CHECK(waits_leaving_one > 0);
+  // One ahead (the default) keeps one in flight.
+  InOrderGpu one;
+  std::uint64_t unused = 0;
+  CHECK(loop(1, one, unused) == kTensor);
+}
+
 TEST_CASE("evictions before launches: capture, refusals, frees, and launches larger than the limit") {
   constexpr std::uint64_t kLimit = 16 * kMiB;
   LaunchOrderedResidency model(kLimit, 4 * kMiB);
@@ -665,7 +703,7 @@ TEST_CASE("evictions before launches: capture, refusals, frees, and launches lar
   // While the stream is captured nothing is evicted: counted only.
   const LaunchEviction captured = model.before_launch(launch_naming(kBase + 2 * kMiB, 20 * kMiB), false);
   CHECK(captured.evict.empty());
-  CHECK_FALSE(captured.wait_for_pending);
+  CHECK(captured.wait_for_eviction == 0);
   CHECK(model.resident_bytes() == 22 * kMiB);
   CHECK(model.stats().launches_over_limit == 1);
   // The next launch must make room: 6 MiB over, and a batch below the limit.
@@ -846,17 +884,17 @@ TEST_CASE("with prefetching, a block the eviction in flight is moving out is fet
   model.before_launch(launch_naming(kBase, 10 * kMiB));
   const LaunchEviction batch = model.before_launch(launch_naming(kBase + 10 * kMiB, 4 * kMiB));
   REQUIRE(batch.evict == std::vector<AddressRange>{{kBase, 4 * kMiB}});  // alongside, not waited for
-  CHECK_FALSE(batch.fetch_waits_for_pending);
+  CHECK(batch.fetch_waits_for_eviction == 0);
   // Named again while that eviction may still run: fetched after it, not before (it would be
   // moved back out).
   const LaunchEviction again = model.before_launch(launch_naming(kBase, 2 * kMiB));
-  CHECK_FALSE(again.wait_for_pending);
+  CHECK(again.wait_for_eviction == 0);
   CHECK(again.fetch == std::vector<AddressRange>{{kBase, 2 * kMiB}});
-  CHECK(again.fetch_waits_for_pending);
+  CHECK(again.fetch_waits_for_eviction == batch.eviction_number);
   // Once a launch has waited for it, a later fetch of its victims waits for nothing.
   const LaunchEviction past = model.before_launch(launch_naming(kBase + 20 * kMiB, 4 * kMiB));
-  CHECK(past.wait_for_pending);
-  CHECK_FALSE(model.before_launch(launch_naming(kBase + 2 * kMiB, 2 * kMiB)).fetch_waits_for_pending);
+  CHECK(past.wait_for_eviction == batch.eviction_number);
+  CHECK(model.before_launch(launch_naming(kBase + 2 * kMiB, 2 * kMiB)).fetch_waits_for_eviction == 0);
 }
 
 TEST_CASE("with discarding, victims in the allocator's cache are dropped first, not written back") {
@@ -892,7 +930,7 @@ TEST_CASE("with discarding, victims in the allocator's cache are dropped first, 
   CHECK(model.pending_bytes() == 4 * kMiB);
   const LaunchEviction there =
       model.before_launch(on(kOtherStream, launch_naming(kBase + 36 * kMiB, 4 * kMiB)));
-  CHECK(there.wait_for_pending);
+  CHECK(there.wait_for_eviction == here.eviction_number);
   CHECK(there.discard == std::vector<AddressRange>{{kBase + 20 * kMiB, 4 * kMiB}});
   CHECK(there.evict.empty());
   CHECK(model.pending_bytes() == 0);  // a discard is waited for at once: never pending

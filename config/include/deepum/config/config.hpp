@@ -94,9 +94,13 @@ struct Config {
   // With it: fresh blocks (allocated or handed out again, not named since) are made resident
   // without copying their stale contents.
   bool stream_ordered_place_fresh = false;
-  // With it: evictions no launch waits for yet are issued from a thread of deepum's (the driver
-  // holds the calling thread for a whole move when the move's stream is idle).
+  // With it: evictions are issued from a thread of deepum's, in a context of its own (the driver
+  // holds the calling thread for a whole move when the move's stream is idle, and other calls in
+  // the same context meanwhile).
   bool stream_ordered_eviction_thread = false;
+  // With it: evictions alongside the program at most in flight at once (each a batch of room kept
+  // ahead of the launches).
+  std::uint32_t stream_ordered_evictions_ahead = 1;
   // Under an enforced resident_limit: whether what is not resident is used over the link instead
   // of being faulted in, so that only deepum's own prefetches add to residency.
   RemoteAccess remote_access = RemoteAccess::off;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <map>
 #include <utility>
@@ -26,12 +27,13 @@ namespace deepum::core {
 
 // What the launch's stream must do before the launch.
 struct LaunchEviction {
-  // Wait for the eviction issued earlier (it ran alongside the program until now).
-  bool wait_for_pending = false;
+  // Wait for the evictions issued earlier up to this one (eviction_number numbering; they ran
+  // alongside the program until now, and finish in the order issued). 0: none.
+  std::uint64_t wait_for_eviction = 0;
   // Then move these to the host (in order after all the stream's earlier work).
   std::vector<AddressRange> evict;
   // Wait for that eviction too before the launch; otherwise it runs alongside, and a later launch
-  // waits for it (wait_for_pending) once its room is needed.
+  // waits for it (wait_for_eviction) once its room is needed.
   bool wait_for_evict = false;
   // The latest launch (LaunchOrderedResidency::launches_decided numbering) that named one of
   // `evict`: the eviction may start as soon as the stream has run it, not only this launch's
@@ -42,9 +44,10 @@ struct LaunchEviction {
   // Only when it all fits under the limit: a launch naming more faults in what it touches (a gather
   // over a large tensor touches a fraction of what it names).
   std::vector<AddressRange> fetch;
-  // Some of `fetch` or `place` is being moved out by the eviction in flight (not waited for by the
-  // launch): the move waits for it, else it would arrive first and be moved back.
-  bool fetch_waits_for_pending = false;
+  // Some of `fetch` or `place` is being moved out by an eviction in flight (not waited for by the
+  // launch): the move waits for the evictions up to this one, else it would arrive first and be
+  // moved back. 0: none.
+  std::uint64_t fetch_waits_for_eviction = 0;
   // With placing: what the launch names that is fresh (whole 2 MB blocks of a buffer the program's
   // allocator handed out, not named by any launch since) and not resident: made resident without
   // copying what the host holds (nothing the program wrote), after the launch stream's work so far
@@ -80,6 +83,10 @@ struct LaunchOrderedOptions {
   // when every write to a handed-out buffer is a launch, copy or memset naming it: a write deepum
   // does not see (a pointer kept in device memory, an uncounted 2-D copy) would be lost.
   bool place_fresh = false;
+  // Evictions alongside the program at most in flight at once. Another starts once the room left
+  // (theirs counted free) is under this many batches: the room stays that far ahead of the
+  // launches, so the link to the host has the next eviction queued before a launch needs its room.
+  std::uint32_t evictions_ahead = 1;
 };
 
 struct LaunchOrderedStats {
@@ -102,7 +109,8 @@ struct LaunchOrderedStats {
 class LaunchOrderedResidency {
  public:
   // Evictions free at least `batch` below the limit, so they come once per batch, not per launch;
-  // an eviction starts alongside the program once the model is within `batch` of the limit.
+  // an eviction starts alongside the program once the model is within `batch` (times
+  // options.evictions_ahead) of the limit.
   LaunchOrderedResidency(std::uint64_t limit_bytes, std::uint64_t batch_bytes,
                          LaunchOrderedOptions options = {})
       : limit_(limit_bytes), batch_(std::min(batch_bytes, limit_bytes / 2)), options_(options) {}
@@ -157,7 +165,6 @@ class LaunchOrderedResidency {
     std::uint64_t fresh_epoch = 0;
     std::uint64_t evicted_by = 0;         // the eviction (eviction_number) that moved it out last
     std::uint64_t placed_by = 0;          // the placement (placement_number) that made it resident last
-    std::uint64_t evicted_alongside = 0;  // the eviction alongside (pending_id_) that took it last
     std::uint64_t named_at = 0;           // the launch that named it last
     std::list<LruEntry>::iterator lru;
   };
@@ -178,18 +185,23 @@ class LaunchOrderedResidency {
   void make_resident(Range& range, std::size_t index);
   void make_evicted(Range& range, std::size_t index);
   // Resident parts not named by launch `now`, covering `bytes`: dead ones freed on `stream` first
-  // (into `discard`), then the least recently named (into `evict`, each marked evicted_alongside =
-  // `alongside`); merged into address ranges within one allocation each.
-  void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, std::uint64_t alongside,
-                      LaunchEviction& decision);
+  // (into `discard`), then the least recently named (into `evict`); merged into address ranges
+  // within one allocation each.
+  void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
+  // Whether eviction `number` runs alongside the program, not waited for yet.
+  bool pending(std::uint64_t number) const;
 
   std::uint64_t limit_, batch_;
   LaunchOrderedOptions options_;
   std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
   std::list<LruEntry> lru_;                // resident parts, least recently named first
   std::uint64_t resident_bytes_ = 0;
-  std::uint64_t pending_bytes_ = 0;  // evicted by an eviction the program has not waited for yet
-  std::uint64_t pending_id_ = 0;     // that eviction's number (evictions alongside, counted)
+  // Evictions alongside the program not waited for yet, oldest first, and the bytes they move.
+  struct PendingEviction {
+    std::uint64_t number = 0, bytes = 0;
+  };
+  std::deque<PendingEviction> pending_;
+  std::uint64_t pending_bytes_ = 0;
   std::uint64_t launch_seq_ = 0;
   std::uint64_t fresh_epoch_ = 1;            // blocks start at 0: not fresh
   std::uint64_t evictions_decided_ = 0;      // LaunchEviction::eviction_number of the latest

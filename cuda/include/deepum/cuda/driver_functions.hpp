@@ -8,6 +8,7 @@
 
 namespace deepum::cuda::driver {
 
+inline RealFunction<decltype(&::cuCtxCreate_v4)> ctx_create{"cuCtxCreate_v4", Library::libcuda};
 inline RealFunction<decltype(&::cuCtxGetCurrent)> ctx_get_current{"cuCtxGetCurrent", Library::libcuda};
 inline RealFunction<decltype(&::cuCtxGetDevice)> ctx_get_device{"cuCtxGetDevice", Library::libcuda};
 inline RealFunction<decltype(&::cuCtxSetCurrent)> ctx_set_current{"cuCtxSetCurrent", Library::libcuda};

@@ -1,12 +1,14 @@
-// EvictionThread: issues evictions that run alongside the program (no launch waits for them yet)
-// from a thread of deepum's. The driver does a move to the host in the calling thread when the
-// move's stream is idle, for the whole move (about 70 ms per GiB on an H100); on the program's
-// thread that stops it from enqueuing work for the GPU meanwhile.
+// EvictionThread: issues evictions from a thread of deepum's, in a CUDA context of its own. The
+// driver does a move to the host in the calling thread when the move's stream is idle, for the
+// whole move (about 70 ms per GiB on an H100), and while it does, it holds up other threads' calls
+// in the same context, the program's kernel launches included. In a context of its own the move
+// holds up only this thread (bench/deferred_move_probe.cu: 200 launches beside a 1 GiB move took
+// 94 ms from a thread in the program's context, 0.9 ms from one in a context of its own).
 //
 // Every wait for such an eviction stays a CUDA event wait, which the GPU's scheduler sees: whoever
 // needs its room first waits on the host until this thread has issued it (recorded its event),
-// then on the event. (A stream waiting for a value a later operation writes, cuStreamWaitValue32,
-// would avoid that host wait, but CUDA may queue the writer behind the waiter and deadlock.)
+// then on the event. (A stream waiting for a value a later operation writes, cuStreamWaitValue32, would avoid the host
+// wait, but CUDA may queue the writer behind the waiter and deadlock.)
 //
 // No deadlock: this thread takes no lock a program thread holds, and an eviction waits only for
 // an event recorded before it was handed over.
@@ -34,20 +36,28 @@ class EvictionThread {
   EvictionThread(const EvictionThread&) = delete;
   EvictionThread& operator=(const EvictionThread&) = delete;
 
-  // In the current context: the thread's stream and the thread. Empty on success, else what
-  // failed (nothing started).
+  // The thread's context (or, failing that, the current one), its stream, and the thread. Empty on
+  // success, else what failed (nothing started).
   std::string start();
-  // Hands one eviction over: after `ready` (recorded before this call) `ranges` move to the host
-  // on the thread's stream, and `done` is recorded after them. Returns its number (1, 2, ... in
-  // the order handed over).
-  std::uint32_t hand_over(CUevent ready, CUevent done, std::vector<core::AddressRange> ranges);
+  // Whether the thread runs in a context of its own.
+  bool has_own_context() const { return own_context_ != nullptr; }
+  // Hands one eviction over: after `ready` (recorded before this call, in the program's context)
+  // `ranges` move to the host on the thread's stream, and `done` (of the program's context) is
+  // recorded after them. `waited`: a launch waits for it (told back with a failure). Returns its
+  // number (1, 2, ... in the order handed over).
+  std::uint32_t hand_over(CUevent ready, CUevent done, std::vector<core::AddressRange> ranges, bool waited);
   // Issued: `done` is recorded (or the driver refused the eviction; see take_failed).
   bool issued(std::uint32_t number) const { return issued_.load(std::memory_order_acquire) >= number; }
   // Returns once eviction `number` is issued.
   void wait_issued(std::uint32_t number);
   // Evictions the driver refused since the last call (their blocks stayed resident; their `done`
-  // events were recorded on the thread's stream all the same).
-  std::vector<std::vector<core::AddressRange>> take_failed();
+  // events were recorded all the same).
+  struct Failed {
+    std::vector<core::AddressRange> ranges;
+    bool waited = false;
+    std::uint32_t number = 0;  // as hand_over returned it
+  };
+  std::vector<Failed> take_failed();
   // Time this thread spent in the driver's move calls.
   std::uint64_t held_ns() const { return held_ns_.load(std::memory_order_relaxed); }
   std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
@@ -59,16 +69,25 @@ class EvictionThread {
     CUevent ready = nullptr, done = nullptr;
     std::vector<core::AddressRange> ranges;
     std::uint32_t number = 0;
+    bool waited = false;
   };
-  void run(CUcontext context);
+  void run();
+  std::string create_own_context();  // own_context_, stream_, moved_ and relay_; empty on success
   bool issue(const Handed& eviction);  // false: the driver refused the moves
 
-  CUstream stream_ = nullptr;
+  CUcontext program_context_ = nullptr;  // the context current where start() ran
+  CUcontext own_context_ = nullptr;      // null: the thread runs in the program's context
+  CUstream stream_ = nullptr;            // the moves, in the thread's context
+  // With a context of its own: its event after each eviction's moves, which relay_ (in the
+  // program's context) waits for before recording the eviction's `done` (an event is recorded
+  // only in a stream of its own context).
+  CUevent moved_ = nullptr;
+  CUstream relay_ = nullptr;
   std::thread thread_;
   std::mutex mutex_;  // what follows; never held across a driver call
   std::condition_variable wake_, issued_wake_;
   std::deque<Handed> handed_;
-  std::vector<std::vector<core::AddressRange>> failed_;
+  std::vector<Failed> failed_;
   std::uint32_t next_number_ = 0;
   bool stopping_ = false;
   std::atomic<std::uint32_t> issued_{0};

@@ -20,9 +20,10 @@
 // well ahead of the GPU, so most prefetches run while earlier kernels compute, and a kernel finds
 // its memory resident instead of faulting it in page by page.
 //
-// With an eviction thread (stream_ordered_eviction_thread), evictions that run alongside the
-// program are issued there (EvictionThread), not in the program's thread, which the driver would
-// hold for the whole move.
+// With an eviction thread (stream_ordered_eviction_thread), every eviction is issued there
+// (EvictionThread, in a CUDA context of its own), not in the program's thread, which the driver
+// would hold for the whole move; a launch that needs one's room waits on the host until the thread
+// has issued it, then on its event.
 #pragma once
 
 #include <cuda.h>
@@ -58,6 +59,7 @@ class StreamOrderedEvictor {
   // Issues what was handed to the eviction thread, then ends it (at exit).
   void stop();
   bool has_eviction_thread() const { return eviction_thread_ != nullptr; }
+  bool eviction_thread_has_own_context() const { return eviction_thread_ && eviction_thread_->has_own_context(); }
 
   // Allocation hooks, any thread.
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept;
@@ -201,7 +203,8 @@ class StreamOrderedEvictor {
                                    CUstream on);
   // One cuMemDiscardBatchAsync on `on`: `ranges` dropped where they are.
   CUresult discard_where_they_are(const std::vector<core::AddressRange>& ranges, CUstream on);
-  EvictionRef eviction_in_flight() const;  // the latest eviction not reaped yet; empty: none
+  // The latest eviction not reaped yet numbered at most `number` (eviction_number); empty: none.
+  EvictionRef eviction_up_to(std::uint64_t number) const;
   // The placement numbered `number` not reaped yet, or with `every` the latest one; nullptr: none.
   CUevent placement_in_flight(std::uint64_t number, bool every) const;
   struct MarkerRing {
