@@ -223,7 +223,8 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
   }
   const std::uint64_t before = resident_bytes_;
   // Room kept ahead of the launches: a batch per eviction allowed in flight.
-  const std::uint64_t ahead = std::min<std::uint64_t>(limit_, batch_ * std::max(options_.evictions_ahead, 1U));
+  const std::uint64_t ahead =
+      std::min<std::uint64_t>(limit_, batch_ * std::max(options_.evictions_ahead, 1U));
   if (may_evict && projected > limit_) {
     // Still over: evict a batch below the limit, and the launch waits for it.
     choose_victims(projected - (limit_ - batch_), now, stream, decision);

@@ -18,9 +18,10 @@ std::string EvictionThread::start() {
   if (CUresult r = ctx_get_current.get()(&program_context_); r != CUDA_SUCCESS || program_context_ == nullptr)
     return describe("cuCtxGetCurrent", r);
   if (const std::string error = create_own_context(); !error.empty()) {
-    core::logger().warn("the eviction thread runs in the program's context ({}): its moves may hold up the "
-                        "program's launches",
-                        error);
+    core::logger().warn(
+        "the eviction thread runs in the program's context ({}): its moves may hold up the "
+        "program's launches",
+        error);
     if (CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
       stream_ = nullptr;
       return describe("cuStreamCreate", r);
@@ -37,7 +38,8 @@ std::string EvictionThread::start() {
 }
 
 std::string EvictionThread::create_own_context() {
-  if (ctx_create.get() == nullptr || ctx_get_device.get() == nullptr) return "the driver lacks cuCtxCreate_v4";
+  if (ctx_create.get() == nullptr || ctx_get_device.get() == nullptr)
+    return "the driver lacks cuCtxCreate_v4";
   CUdevice device = 0;
   if (CUresult r = ctx_get_device.get()(&device); r != CUDA_SUCCESS) return describe("cuCtxGetDevice", r);
   if (CUresult r = stream_create.get()(&relay_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
@@ -81,7 +83,8 @@ std::vector<EvictionThread::Failed> EvictionThread::take_failed() {
 }
 
 void EvictionThread::run() {
-  const bool bound = ctx_set_current.get()(own_context_ != nullptr ? own_context_ : program_context_) == CUDA_SUCCESS;
+  const bool bound =
+      ctx_set_current.get()(own_context_ != nullptr ? own_context_ : program_context_) == CUDA_SUCCESS;
   std::unique_lock lock(mutex_);
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || !handed_.empty(); });

@@ -148,7 +148,8 @@ void StreamOrderedEvictor::reap() {
       refused.evict = std::move(failed.ranges);
       refused.wait_for_evict = failed.waited;  // else one alongside the program: its room was counted pending
       for (const InFlight& move : in_flight_) {
-        if (move.kind == Move::eviction && move.handed_over == failed.number) refused.eviction_number = move.number;
+        if (move.kind == Move::eviction && move.handed_over == failed.number)
+          refused.eviction_number = move.number;
       }
       model_.eviction_failed(refused);
     }
@@ -263,7 +264,8 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   // The room the eviction in flight makes is needed now, unless it has finished already: the
   // model counts that room free from here on, so the launch waits for it whatever follows (on the
   // host, if the driver refuses the stream wait).
-  const EvictionRef pending = decision.wait_for_eviction != 0 ? eviction_up_to(decision.wait_for_eviction) : EvictionRef{};
+  const EvictionRef pending =
+      decision.wait_for_eviction != 0 ? eviction_up_to(decision.wait_for_eviction) : EvictionRef{};
   if (pending) {
     if (CUresult r = wait_in_stream(stream, pending); r != CUDA_SUCCESS) {
       wait_on_host(pending);
@@ -376,7 +378,8 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     // recorded again by later launches, perhaps before the thread gets to it.
     if (r == CUDA_SUCCESS) r = event_record.get()(ready, stream_);
     if (r != CUDA_SUCCESS) return give_back(r);
-    const std::uint32_t number = eviction_thread_->hand_over(ready, done, decision.evict, decision.wait_for_evict);
+    const std::uint32_t number =
+        eviction_thread_->hand_over(ready, done, decision.evict, decision.wait_for_evict);
     in_flight_.push_back(
         {done, decision.evict, Move::eviction, host_time, 0, false, decision.eviction_number, number, ready});
     if (decision.wait_for_evict) {

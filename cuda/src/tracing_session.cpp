@@ -353,10 +353,11 @@ void stop_tracing_at_exit() {
               std::to_string(held.prefetches_ns / 1'000'000) + " ms, placements " +
               std::to_string(held.placements_ns / 1'000'000) + " ms";
       if (runtime->evictor->has_eviction_thread())
-        note += "; deepum's eviction thread (" +
-                std::string(runtime->evictor->eviction_thread_has_own_context() ? "in a context of its own"
-                                                                                 : "in the program's context") +
-                ") held in its move calls: " + std::to_string(held.eviction_thread_ns / 1'000'000) + " ms";
+        note +=
+            "; deepum's eviction thread (" +
+            std::string(runtime->evictor->eviction_thread_has_own_context() ? "in a context of its own"
+                                                                            : "in the program's context") +
+            ") held in its move calls: " + std::to_string(held.eviction_thread_ns / 1'000'000) + " ms";
     }
     if (runtime->markers) {
       note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +

@@ -1,8 +1,8 @@
 // ResidencyMap, FaultAttributor, LaunchQueue and EventPipeline on fabricated event streams.
 #include <doctest/doctest.h>
 
-#include <memory>
 #include <deque>
+#include <memory>
 #include <set>
 #include <thread>
 

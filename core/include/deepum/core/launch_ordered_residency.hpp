@@ -163,9 +163,9 @@ class LaunchOrderedResidency {
     // Nothing the program wrote: allocated or handed out whole (see on_buffer_handed_out), not named
     // since, and no unnamed write since (fresh while equal to fresh_epoch_).
     std::uint64_t fresh_epoch = 0;
-    std::uint64_t evicted_by = 0;         // the eviction (eviction_number) that moved it out last
-    std::uint64_t placed_by = 0;          // the placement (placement_number) that made it resident last
-    std::uint64_t named_at = 0;           // the launch that named it last
+    std::uint64_t evicted_by = 0;  // the eviction (eviction_number) that moved it out last
+    std::uint64_t placed_by = 0;   // the placement (placement_number) that made it resident last
+    std::uint64_t named_at = 0;    // the launch that named it last
     std::list<LruEntry>::iterator lru;
   };
   struct Range {

@@ -7,8 +7,8 @@
 //
 // Every wait for such an eviction stays a CUDA event wait, which the GPU's scheduler sees: whoever
 // needs its room first waits on the host until this thread has issued it (recorded its event),
-// then on the event. (A stream waiting for a value a later operation writes, cuStreamWaitValue32, would avoid the host
-// wait, but CUDA may queue the writer behind the waiter and deadlock.)
+// then on the event. (A stream waiting for a value a later operation writes, cuStreamWaitValue32, would avoid
+// the host wait, but CUDA may queue the writer behind the waiter and deadlock.)
 //
 // No deadlock: this thread takes no lock a program thread holds, and an eviction waits only for
 // an event recorded before it was handed over.
@@ -72,7 +72,7 @@ class EvictionThread {
     bool waited = false;
   };
   void run();
-  std::string create_own_context();  // own_context_, stream_, moved_ and relay_; empty on success
+  std::string create_own_context();    // own_context_, stream_, moved_ and relay_; empty on success
   bool issue(const Handed& eviction);  // false: the driver refused the moves
 
   CUcontext program_context_ = nullptr;  // the context current where start() ran

@@ -59,7 +59,9 @@ class StreamOrderedEvictor {
   // Issues what was handed to the eviction thread, then ends it (at exit).
   void stop();
   bool has_eviction_thread() const { return eviction_thread_ != nullptr; }
-  bool eviction_thread_has_own_context() const { return eviction_thread_ && eviction_thread_->has_own_context(); }
+  bool eviction_thread_has_own_context() const {
+    return eviction_thread_ && eviction_thread_->has_own_context();
+  }
 
   // Allocation hooks, any thread.
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept;
