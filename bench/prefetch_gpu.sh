@@ -22,7 +22,9 @@
 #             discard: with PyTorch's cached blocks dropped, not written back (stream_ordered_discard);
 #             ordered_discard: both; place: fresh blocks placed without a copy
 #             (stream_ordered_place_fresh); thread: evictions alongside the program issued from
-#             deepum's thread (stream_ordered_eviction_thread); aheadN: up to N evictions alongside the program in
+#             deepum's thread (stream_ordered_eviction_thread); swap: live victims copied to deepum's
+#             pinned host store and dropped on the GPU, not migrated (stream_ordered_swap; e.g.
+#             ordered_discard+place+swap); aheadN: up to N evictions alongside the program in
 #             flight (stream_ordered_evictions_ahead); first
 #             the residency_gauge_probe (what the driver's free-memory figure shows of managed
 #             memory; SKIP_PROBE=1 skips it)
@@ -81,6 +83,7 @@ mode_setting() {
     DEEPUM_STREAM_ORDERED_DISCARD=true) ;;
   place) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PLACE_FRESH=true) ;;
   thread) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_EVICTION_THREAD=true) ;;
+  swap) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_SWAP=true) ;;
   ahead[0-9]*) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_EVICTIONS_AHEAD="${1#ahead}") ;;
   mapped | on_fault) settings=(DEEPUM_REMOTE_ACCESS="$1") ;;
   *) echo "prefetch_gpu.sh: unknown mode $1" >&2; exit 2 ;;

@@ -81,19 +81,39 @@ template <>
 struct ValueType<SizeSpec> {
   static constexpr std::string_view name = "size";
 
-  static std::optional<SizeSpec> from_text(std::string_view text, const KeySpec&, std::string& expected) {
-    return parse_size(text, &expected);
+  // "size or 0 (automatic)" for the keys table, where the key gives zero a meaning.
+  static std::string table_type(const KeySpec& key) {
+    if (key.zero_means.empty()) return std::string(name);
+    return std::string(name) + " or 0 (" + std::string(key.zero_means) + ")";
+  }
+
+  // A size, or where the key gives zero a meaning, zero too.
+  static std::optional<SizeSpec> parse(std::string_view text, const KeySpec& key, std::string& expected) {
+    std::optional<SizeSpec> spec =
+        key.zero_means.empty() ? parse_size(text, &expected) : parse_size_or_zero(text, &expected);
+    if (!spec) expected = with_zero(expected, key);
+    return spec;
+  }
+
+  // The general "expected a size such as ..." names 0 too where the key takes it.
+  static std::string with_zero(const std::string& expected, const KeySpec& key) {
+    if (key.zero_means.empty() || expected != kExpectedSize) return expected;
+    return expected + ", or 0 (" + std::string(key.zero_means) + ")";
+  }
+
+  static std::optional<SizeSpec> from_text(std::string_view text, const KeySpec& key, std::string& expected) {
+    return parse(text, key, expected);
   }
 
   // A JSON size is a string or a whole number of bytes.
-  static std::optional<SizeSpec> from_json(const Json& value, const KeySpec&, std::string& expected) {
-    if (value.is_string()) return parse_size(value.get_ref<const std::string&>(), &expected);
+  static std::optional<SizeSpec> from_json(const Json& value, const KeySpec& key, std::string& expected) {
+    if (value.is_string()) return parse(value.get_ref<const std::string&>(), key, expected);
     if (value.is_number_unsigned() && value.get<std::uint64_t>() > 0) {
       return SizeSpec::of_bytes(value.get<std::uint64_t>());
     }
-    // Zero or negative: parse_size says why.
-    if (value.is_number_integer()) return parse_size(value.dump(), &expected);
-    expected = kExpectedSize;
+    // Zero or negative: parse_size says why (or takes zero, where the key gives it a meaning).
+    if (value.is_number_integer()) return parse(value.dump(), key, expected);
+    expected = with_zero(std::string(kExpectedSize), key);
     return std::nullopt;
   }
 

@@ -47,6 +47,21 @@ constexpr std::array kKeys{
             "With stream_ordered_discard, dead victims are then dropped where they are, not placed on the "
             "host (nearly every way back being a placement).",
             field<&Config::stream_ordered_place_fresh>()},
+    KeySpec{"stream_ordered_swap", "false",
+            "With stream_ordered_eviction: live victims (whole 2 MB blocks) are copied to a pinned host "
+            "store of deepum's and dropped on the GPU instead of migrated to the host by the driver; a "
+            "launch or copy naming a swapped block has it placed and copied back before it; an operation "
+            "that may reach memory it does not name (a pointer list past what deepum keeps, an unknown "
+            "parameter layout, a graph, an undecoded copy) first has every swapped block copied back into "
+            "managed memory on the host. Needs the driver's cuMemDiscardBatchAsync and "
+            "cuMemDiscardAndPrefetchBatchAsync.",
+            field<&Config::stream_ordered_swap>()},
+    KeySpec{"swap_store_limit", "0",
+            "Pinned host bytes deepum may hold for blocks stream_ordered_swap swaps out; past it victims "
+            "are migrated by the driver as without swap. 0 is automatic: alloc_limit less resident_limit, "
+            "at most half of the host's physical memory. A percentage is of the GPU's memory, as for the "
+            "limits.",
+            field<&Config::swap_store_limit>(), std::nullopt, "automatic"},
     KeySpec{"stream_ordered_eviction_thread", "false",
             "With stream_ordered_eviction: evictions are issued from a thread of deepum's, in a CUDA "
             "context of its own (which takes some GPU memory), not from the program's thread, which the "

@@ -1,4 +1,4 @@
-// Size values: "8GiB", "1.5GiB", "4GB", "123", "50%".
+// Size values: "8GiB", "1.5GiB", "4GB", "123", "50%" (and "0" where a key gives zero a meaning).
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -67,8 +67,9 @@ std::size_t count_digits(std::string_view text) {
   return n;
 }
 
-// `reason` is set to a static "expected ..." phrase on failure.
-std::optional<SizeSpec> parse_size_checked(std::string_view text, std::string_view& reason) {
+// `reason` is set to a static "expected ..." phrase on failure. With `allow_zero`, a size of
+// exactly zero bytes ("0", "0.0GiB") is SizeSpec::of_bytes(0); one that only rounds to zero is not.
+std::optional<SizeSpec> parse_size_checked(std::string_view text, std::string_view& reason, bool allow_zero) {
   reason = kExpectedSize;
   text = trim(text);
   if (!text.empty() && text.front() == '-') {
@@ -131,7 +132,8 @@ std::optional<SizeSpec> parse_size_checked(std::string_view text, std::string_vi
     return std::nullopt;
   }
   if (bytes == 0) {
-    reason = "expected a size greater than zero";
+    if (allow_zero && whole == 0 && fraction_value == 0) return SizeSpec::of_bytes(0);
+    reason = allow_zero ? "expected 0 or a size of at least one byte" : "expected a size greater than zero";
     return std::nullopt;
   }
   return SizeSpec::of_bytes(static_cast<std::uint64_t>(bytes));
@@ -181,15 +183,27 @@ std::string SizeSpec::to_string() const {
   }
 }
 
-std::optional<SizeSpec> parse_size(std::string_view text, std::string* why) {
+namespace {
+
+std::optional<SizeSpec> parse_size_reporting(std::string_view text, std::string* why, bool allow_zero) {
   try {
     std::string_view reason;
-    std::optional<SizeSpec> spec = parse_size_checked(text, reason);
+    std::optional<SizeSpec> spec = parse_size_checked(text, reason, allow_zero);
     if (!spec && why != nullptr) *why = reason;
     return spec;
   } catch (...) {
     return std::nullopt;  // only copying the reason can throw (allocation)
   }
+}
+
+}  // namespace
+
+std::optional<SizeSpec> parse_size(std::string_view text, std::string* why) {
+  return parse_size_reporting(text, why, false);
+}
+
+std::optional<SizeSpec> parse_size_or_zero(std::string_view text, std::string* why) {
+  return parse_size_reporting(text, why, true);
 }
 
 }  // namespace deepum::config

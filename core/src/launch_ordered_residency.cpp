@@ -22,7 +22,10 @@ void LaunchOrderedResidency::on_range_allocated(std::uint64_t address, std::uint
 void LaunchOrderedResidency::on_range_freed(std::uint64_t address) {
   auto it = ranges_.find(address);
   if (it == ranges_.end()) return;
-  for (std::size_t index = 0; index < it->second.blocks.size(); ++index) make_evicted(it->second, index);
+  for (std::size_t index = 0; index < it->second.blocks.size(); ++index) {
+    make_evicted(it->second, index);
+    release_swapped(it->second, index);
+  }
   ranges_.erase(it);
 }
 
@@ -50,7 +53,7 @@ LaunchOrderedResidency::Range* LaunchOrderedResidency::range_holding(std::uint64
 
 void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,
                                                 std::uint64_t stream) {
-  if (!(options_.discard_dead || options_.place_fresh) || bytes == 0) return;
+  if (!(options_.discard_dead || options_.place_fresh || options_.swap) || bytes == 0) return;
   Range* range = range_holding(address);
   if (range == nullptr || address + bytes > range->address + range->bytes) return;  // not one managed range
   // Whole blocks only: the rest of a partly covered one may hold live neighbours.
@@ -58,6 +61,7 @@ void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint
   const BlockId end = block_of(address + bytes);
   for (BlockId id = first; id < end; ++id) {
     Block& block = range->blocks[id - block_of(range->address)];
+    release_swapped(*range, id - block_of(range->address));  // nothing the program can read
     block.dead = true;
     block.dead_stream = stream;
     block.fresh_epoch = 0;  // fresh again only once handed out whole
@@ -66,7 +70,7 @@ void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint
 }
 
 void LaunchOrderedResidency::on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) {
-  if (!(options_.discard_dead || options_.place_fresh) || bytes == 0) return;
+  if (!(options_.discard_dead || options_.place_fresh || options_.swap) || bytes == 0) return;
   Range* range = range_holding(address);
   if (range == nullptr) return;
   const std::uint64_t end = std::min(address + bytes, range->address + range->bytes);
@@ -101,13 +105,73 @@ void LaunchOrderedResidency::make_evicted(Range& range, std::size_t index) {
   Block& block = range.blocks[index];
   if (!block.resident) return;
   block.resident = false;
+  block.other_streams = false;
   lru_.erase(block.lru);
   resident_bytes_ -= part(range, index).bytes;
 }
 
+void LaunchOrderedResidency::release_swapped(Range& range, std::size_t index) {
+  Block& block = range.blocks[index];
+  if (!block.swapped) return;
+  block.swapped = false;
+  const AddressRange released = part(range, index);
+  swapped_bytes_ -= released.bytes;
+  released_.push_back(released);
+}
+
+std::vector<AddressRange> LaunchOrderedResidency::unswap_all() {
+  std::vector<AddressRange> back;
+  if (swapped_bytes_ == 0) return back;
+  for (auto& [address, range] : ranges_) {
+    const Range* last_range = nullptr;
+    for (std::size_t index = 0; index < range.blocks.size(); ++index) {
+      Block& block = range.blocks[index];
+      if (!block.swapped) continue;
+      block.swapped = false;
+      const AddressRange swapped = part(range, index);
+      swapped_bytes_ -= swapped.bytes;
+      stats_.unswapped_bytes += swapped.bytes;
+      append_merged(back, last_range, &range, swapped);
+    }
+  }
+  if (!back.empty()) ++stats_.unswaps;
+  return back;
+}
+
+std::vector<AddressRange> LaunchOrderedResidency::forget_fresh_and_unswap() {
+  forget_fresh();
+  return unswap_all();
+}
+
+void LaunchOrderedResidency::swap_refused(const std::vector<AddressRange>& blocks) {
+  options_.swap = false;
+  unmark_swapped(blocks);
+}
+
+void LaunchOrderedResidency::unmark_swapped(const std::vector<AddressRange>& blocks) {
+  for (const AddressRange& refused : blocks) {
+    Range* range = range_holding(refused.address);
+    if (range == nullptr) continue;
+    const std::size_t last = block_of(refused.address + refused.bytes - 1) - block_of(range->address);
+    for (std::size_t index = block_of(refused.address) - block_of(range->address);
+         index <= last && index < range->blocks.size(); ++index) {
+      Block& block = range->blocks[index];
+      if (!block.swapped) continue;
+      block.swapped = false;
+      swapped_bytes_ -= kBlockBytes;
+      stats_.swapped_out_bytes -= std::min<std::uint64_t>(stats_.swapped_out_bytes, kBlockBytes);
+    }
+  }
+}
+
+std::vector<AddressRange> LaunchOrderedResidency::stop_swapping() {
+  options_.swap = false;
+  return unswap_all();
+}
+
 void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream,
                                             LaunchEviction& decision) {
-  std::vector<LruEntry> dead, live;
+  std::vector<LruEntry> dead, live, swapped;
   std::uint64_t covered = 0;
   const auto take = [&](bool dead_only) {
     if (covered >= bytes) return;
@@ -120,8 +184,25 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
       // allocator took them back on, which the eviction follows.
       const bool droppable = options_.discard_dead && block.dead && block.dead_stream == stream;
       if (dead_only && !droppable) continue;
-      (droppable ? dead : live).push_back(entry);
-      covered += part(*range, index).bytes;
+      const std::uint64_t part_bytes = part(*range, index).bytes;
+      // Swapped: a whole block (the GPU copy is dropped by whole pages) whose users all ran in
+      // this stream (the copy and the drop follow them; a kernel of another stream could still
+      // be using it), while the store has room.
+      bool swap = false;
+      if (!droppable && options_.swap && !unnamed_now_ && part_bytes == kBlockBytes) {
+        if (block.other_streams || block.named_stream != stream) {
+          stats_.swap_skipped_other_stream_bytes += part_bytes;
+        } else {
+          swap = swapped_bytes_ + part_bytes <= options_.swap_bytes;
+        }
+      }
+      (droppable ? dead : swap ? swapped : live).push_back(entry);
+      if (swap) {
+        range->blocks[index].swapped = true;
+        swapped_bytes_ += part_bytes;
+        stats_.swapped_out_bytes += part_bytes;
+      }
+      covered += part_bytes;
       make_evicted(*range, index);
     }
   };
@@ -138,15 +219,20 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
   };
   merge(dead, decision.discard);
   merge(live, decision.evict);
-  if (!live.empty()) decision.eviction_number = ++evictions_decided_;
-  for (auto [range, index] : live) {
-    decision.evict_after_launch = std::max(decision.evict_after_launch, range->blocks[index].named_at);
-    range->blocks[index].evicted_by = decision.eviction_number;
+  merge(swapped, decision.swap_out);
+  stats_.swap_peak_bytes = std::max(stats_.swap_peak_bytes, swapped_bytes_);
+  if (!live.empty() || !swapped.empty()) decision.eviction_number = ++evictions_decided_;
+  for (const std::vector<LruEntry>* moved : {&live, &swapped}) {
+    for (auto [range, index] : *moved) {
+      decision.evict_after_launch = std::max(decision.evict_after_launch, range->blocks[index].named_at);
+      range->blocks[index].evicted_by = decision.eviction_number;
+    }
   }
   for (const AddressRange& range : decision.discard) stats_.discarded_bytes += range.bytes;
 }
 
-std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now) {
+std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now,
+                                           std::uint64_t stream) {
   auto it = ranges_.upper_bound(pointer);
   if (it == ranges_.begin()) return 0;
   --it;
@@ -162,7 +248,9 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
   for (std::size_t index = first; index <= last; ++index) {
     Block& block = range.blocks[index];
     if (block.named_at == now) continue;
+    if (block.resident && block.named_stream != stream) block.other_streams = true;
     block.named_at = now;
+    block.named_stream = stream;
     if (!block.resident) new_bytes += part(range, index).bytes;
     named_.emplace_back(&range, index);
     named_after_placement_ = std::max(named_after_placement_, block.placed_by);
@@ -173,36 +261,63 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
   return new_bytes;
 }
 
-LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch, bool may_evict) {
-  const std::uint64_t now = ++launch_seq_;
+void LaunchOrderedResidency::begin_naming() {
   named_.clear();
   named_fresh_.clear();
   named_after_placement_ = 0;
+}
+
+LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch, bool may_evict,
+                                                     const LaunchPointers* every) {
+  const std::uint64_t now = ++launch_seq_;
+  begin_naming();
+  // Every pointer, where the launch holds more than it keeps and none was lost.
+  const bool whole_list = every != nullptr && every->complete && every->count > launch.pointer_count;
   // Pointers past the kept ones (a foreach kernel's outputs come after its inputs), or none found:
-  // it may write blocks it does not name, which must not be placed (dropped) later.
-  const bool unnamed = launch.pointers_truncated || launch.unnamed_memory;
-  if (unnamed) forget_fresh();
+  // it may write blocks it does not name, which must not be placed (dropped) later, and read
+  // blocks it does not name, which must not be swapped.
+  const bool unnamed = (launch.pointers_truncated && !whole_list) || launch.unnamed_memory;
+  std::vector<AddressRange> unswap;
+  if (unnamed) unswap = forget_fresh_and_unswap();
+  unnamed_now_ = unnamed;
+  // Not ordered in the stream (it is being captured): what it names must not stay swapped.
+  if (!may_evict && options_.swap) {
+    std::vector<AddressRange> rest = stop_swapping();
+    unswap.insert(unswap.end(), rest.begin(), rest.end());
+  }
   std::uint64_t new_bytes = 0;
-  for (std::size_t i = 0; i < launch.pointer_count; ++i)
-    new_bytes += name(launch.pointers[i], launch.extents[i], now);
+  if (whole_list) {
+    for (std::size_t i = 0; i < every->count; ++i)
+      new_bytes += name(every->pointers[i], every->extents[i], now, launch.stream);
+  } else {
+    for (std::size_t i = 0; i < launch.pointer_count; ++i)
+      new_bytes += name(launch.pointers[i], launch.extents[i], now, launch.stream);
+  }
   LaunchEviction decision = decide(new_bytes, now, launch.stream, may_evict);
   decision.after_every_placement = unnamed;
+  decision.unswap = std::move(unswap);
   return decision;
 }
 
 LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool may_evict) {
   const std::uint64_t now = ++launch_seq_;
   ++stats_.copies;
-  named_.clear();
-  named_fresh_.clear();
-  named_after_placement_ = 0;
-  if (copy.unnamed_memory) forget_fresh();
+  begin_naming();
+  std::vector<AddressRange> unswap;
+  if (copy.unnamed_memory) unswap = forget_fresh_and_unswap();
+  unnamed_now_ = copy.unnamed_memory;
+  if (!may_evict && options_.swap) {
+    std::vector<AddressRange> rest = stop_swapping();
+    unswap.insert(unswap.end(), rest.begin(), rest.end());
+  }
   std::uint64_t new_bytes = 0;
   if (copy.bytes != 0) {
     for (std::size_t i = 0; i < copy.operand_count && i < CopyLaunch::kMaxOperands; ++i)
-      new_bytes += name(copy.operands[i], copy.bytes, now);
+      new_bytes += name(copy.operands[i], copy.bytes, now, copy.stream);
   }
-  return decide(new_bytes, now, copy.stream, may_evict);
+  LaunchEviction decision = decide(new_bytes, now, copy.stream, may_evict);
+  decision.unswap = std::move(unswap);
+  return decision;
 }
 
 LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint64_t now,
@@ -229,7 +344,7 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
     // Still over: evict a batch below the limit, and the launch waits for it.
     choose_victims(projected - (limit_ - batch_), now, stream, decision);
     // Nothing to evict (the launch names every resident block): nothing to wait for.
-    decision.wait_for_evict = !decision.evict.empty();
+    decision.wait_for_evict = !decision.evict.empty() || !decision.swap_out.empty();
     if (decision.wait_for_evict) ++stats_.waited_evictions;
   } else if (may_evict && pending_.size() < std::max(options_.evictions_ahead, 1U) &&
              resident_bytes_ + new_bytes > limit_ - ahead) {
@@ -237,14 +352,15 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
     // program, waited for only when the room is needed (discards are always waited for: they free
     // their room at once).
     choose_victims(batch_, now, stream, decision);
-    if (!decision.evict.empty()) {
-      pending_.push_back({decision.eviction_number, total_bytes(decision.evict)});
+    if (!decision.evict.empty() || !decision.swap_out.empty()) {
+      pending_.push_back(
+          {decision.eviction_number, total_bytes(decision.evict) + total_bytes(decision.swap_out)});
       pending_bytes_ += pending_.back().bytes;
     }
   }
   stats_.evicted_bytes += before - resident_bytes_;
   if (resident_bytes_ != before) ++stats_.evictions;
-  if ((options_.prefetch || options_.place_fresh) && may_evict) plan_fetch(decision);
+  if ((options_.prefetch || options_.place_fresh || swapped_bytes_ != 0) && may_evict) plan_fetch(decision);
   for (auto [range, index] : named_) make_resident(*range, index);
   if (resident_bytes_ > limit_) ++stats_.launches_over_limit;
   stats_.peak_bytes = std::max(stats_.peak_bytes, resident_bytes_ + pending_bytes_);
@@ -264,7 +380,8 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
   std::uint64_t wanted_bytes = 0;
   for (std::size_t i = 0; i < named_.size(); ++i) {
     auto [range, index] = named_[i];
-    if (!range->blocks[index].resident && (options_.prefetch || placed(i)))
+    const Block& block = range->blocks[index];
+    if (!block.resident && (options_.prefetch || placed(i) || block.swapped))
       wanted_bytes += part(*range, index).bytes;
   }
   // More than fits: which parts the launch really touches is unknown (a gather over a large
@@ -277,12 +394,23 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
   // named_ runs by pointer and, within one, by block: consecutive parts of one range merge.
   const Range* last_fetched = nullptr;
   const Range* last_placed = nullptr;
+  const Range* last_restored = nullptr;
   for (std::size_t i = 0; i < named_.size(); ++i) {
     auto [range, index] = named_[i];
     const Block& block = range->blocks[index];
     if (block.resident) continue;
-    if (placed(i)) {
+    if (block.swapped && !placed(i)) {
+      // Its contents are in the store alone: copied back whether it fits or not.
       if (!fits) stats_.fetch_skipped_bytes -= kBlockBytes;
+      append_merged(decision.restore, last_restored, range, part(*range, index));
+      range->blocks[index].swapped = false;
+      swapped_bytes_ -= kBlockBytes;
+      stats_.restored_bytes += kBlockBytes;
+      range->blocks[index].placed_by = placements_decided_ + 1;
+      decision.place_after_eviction = std::max(decision.place_after_eviction, block.evicted_by);
+    } else if (placed(i)) {
+      if (!fits) stats_.fetch_skipped_bytes -= kBlockBytes;
+      release_swapped(*range, index);  // fresh: what the store holds is not needed
       append_merged(decision.place, last_placed, range, part(*range, index));
       range->blocks[index].placed_by = placements_decided_ + 1;
       decision.place_after_eviction = std::max(decision.place_after_eviction, block.evicted_by);
@@ -297,8 +425,8 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
     if (block.evicted_by != 0 && pending(block.evicted_by))
       decision.fetch_waits_for_eviction = std::max(decision.fetch_waits_for_eviction, block.evicted_by);
   }
-  if (!decision.place.empty()) decision.placement_number = ++placements_decided_;
-  if (!decision.fetch.empty() || !decision.place.empty()) ++stats_.fetches;
+  if (!decision.place.empty() || !decision.restore.empty()) decision.placement_number = ++placements_decided_;
+  if (!decision.fetch.empty() || !decision.place.empty() || !decision.restore.empty()) ++stats_.fetches;
 }
 
 bool LaunchOrderedResidency::pending(std::uint64_t number) const {
@@ -324,6 +452,9 @@ void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
   };
   const std::uint64_t evicted = restore(decision.evict);
   const std::uint64_t discarded = restore(decision.discard);
+  // Not copied out: what the GPU holds is still theirs.
+  unmark_swapped(decision.swap_out);
+  const std::uint64_t swapped = restore(decision.swap_out);
   if (!decision.wait_for_evict) {
     for (auto it = pending_.begin(); it != pending_.end(); ++it) {
       if (it->number != decision.eviction_number) continue;
@@ -332,9 +463,9 @@ void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
       break;
     }
   }
-  stats_.evicted_bytes -= std::min(stats_.evicted_bytes, evicted + discarded);
+  stats_.evicted_bytes -= std::min(stats_.evicted_bytes, evicted + discarded + swapped);
   stats_.discarded_bytes -= std::min(stats_.discarded_bytes, discarded);
-  if (evicted + discarded != 0 && stats_.evictions != 0) --stats_.evictions;
+  if (evicted + discarded + swapped != 0 && stats_.evictions != 0) --stats_.evictions;
   if (decision.wait_for_evict && stats_.waited_evictions != 0) --stats_.waited_evictions;
 }
 

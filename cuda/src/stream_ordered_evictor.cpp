@@ -1,6 +1,7 @@
 #include "deepum/cuda/stream_ordered_evictor.hpp"
 
 #include <chrono>
+#include <cstring>
 
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_functions.hpp"
@@ -8,6 +9,28 @@
 
 namespace deepum::cuda {
 using namespace driver;
+
+namespace {
+// Set while this thread issues deepum's own moves under the evictor's lock: the copies to and from
+// the swap store raise CUPTI copy callbacks on this thread, which must pass through.
+thread_local bool t_issuing = false;
+class IssuingScope {
+ public:
+  IssuingScope() { t_issuing = true; }
+  ~IssuingScope() { t_issuing = false; }
+  IssuingScope(const IssuingScope&) = delete;
+  IssuingScope& operator=(const IssuingScope&) = delete;
+};
+
+// Calls `each(block_address, bytes)` for every 2 MB block of `ranges` (swapped blocks are whole).
+template <typename Each>
+void for_each_block(const std::vector<core::AddressRange>& ranges, Each&& each) {
+  for (const core::AddressRange& range : ranges) {
+    for (std::uint64_t at = range.address; at < range.address + range.bytes; at += core::kBlockBytes)
+      each(at, std::min(core::kBlockBytes, range.address + range.bytes - at));
+  }
+}
+}  // namespace
 
 class StreamOrderedEvictor::EnqueueTimer {
  public:
@@ -60,6 +83,14 @@ std::string StreamOrderedEvictor::create() {
       return describe("cuEventCreate", r);
     free_events_.push_back(event);
     ++events_created_;
+  }
+  if (swaps_) {
+    if (memcpy_dtoh_async.get() == nullptr || memcpy_htod_async.get() == nullptr ||
+        discard_batch.get() == nullptr || discard_and_prefetch.get() == nullptr) {
+      return "stream_ordered_swap needs cuMemcpyDtoHAsync, cuMemcpyHtoDAsync, cuMemDiscardBatchAsync "
+             "and cuMemDiscardAndPrefetchBatchAsync";
+    }
+    store_ = std::make_unique<HostSwapStore>(swap_store_bytes_);
   }
   if (wants_eviction_thread_) {
     auto thread = std::make_unique<EvictionThread>();
@@ -125,6 +156,11 @@ void StreamOrderedEvictor::on_range_allocated(std::uint64_t address, std::uint64
 void StreamOrderedEvictor::on_range_freed(std::uint64_t address) noexcept {
   std::lock_guard lock(mutex_);
   model_.on_range_freed(address);
+  try {
+    release_after_moves(model_.take_released());
+  } catch (const std::exception&) {
+    // Out of memory for the queue: those slots stay taken.
+  }
 }
 
 void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,
@@ -132,6 +168,11 @@ void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64
   if (!follows_buffers_) return;
   std::lock_guard lock(mutex_);
   model_.on_buffer_returned(address, bytes, stream);
+  try {
+    release_after_moves(model_.take_released());
+  } catch (const std::exception&) {
+    // Out of memory for the queue: those slots stay taken.
+  }
 }
 
 void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept {
@@ -188,7 +229,108 @@ void StreamOrderedEvictor::reap() {
     free_events_.push_back(move.done);
     if (move.ready != nullptr) free_events_.push_back(move.ready);
     in_flight_.pop_front();
+    ++moves_reaped_;
   }
+  while (!releases_.empty() && releases_.front().after_moves <= moves_reaped_) {
+    store_->give_back(releases_.front().slot);
+    releases_.pop_front();
+  }
+}
+
+void StreamOrderedEvictor::release_after_moves(const std::vector<core::AddressRange>& ranges) {
+  if (!store_) return;
+  const std::uint64_t issued = moves_reaped_ + in_flight_.size();
+  for_each_block(ranges, [&](std::uint64_t block, std::uint64_t) {
+    if (void* slot = store_->detach(block)) releases_.push_back({slot, issued});
+  });
+  reap();
+}
+
+CUresult StreamOrderedEvictor::swap_out(core::LaunchEviction& decision) {
+  std::vector<core::AddressRange> copied, refused;
+  CUresult r = CUDA_SUCCESS;
+  // Merged within each of the decision's ranges only: each lies in one allocation, and a discard
+  // spanning two is refused (CUDA_ERROR_INVALID_VALUE).
+  for (const core::AddressRange& range : decision.swap_out) {
+    bool merging = false;
+    for_each_block({range}, [&](std::uint64_t block, std::uint64_t bytes) {
+      if (r != CUDA_SUCCESS) return;
+      void* slot = store_->take(block);
+      if (slot != nullptr) r = memcpy_dtoh_async.get()(slot, static_cast<CUdeviceptr>(block), bytes, stream_);
+      if (slot == nullptr || r != CUDA_SUCCESS) {
+        refused.push_back({block, bytes});  // a slot taken is released below, on an error
+        merging = false;
+        return;
+      }
+      if (merging) {
+        copied.back().bytes += bytes;
+      } else {
+        copied.push_back({block, bytes});
+        merging = true;
+      }
+    });
+  }
+  // Dropped after the copies, in the same stream: the store holds their contents from here on.
+  if (r == CUDA_SUCCESS && !copied.empty()) r = discard_where_they_are(copied, stream_);
+  if (r != CUDA_SUCCESS) {
+    // Nothing dropped: the copies enqueued read only. Their slots are free once they are done.
+    if (stream_synchronize.get() != nullptr) stream_synchronize.get()(stream_);
+    for_each_block(decision.swap_out, [&](std::uint64_t block, std::uint64_t) {
+      if (void* slot = store_->detach(block)) store_->give_back(slot);
+    });
+    return r;
+  }
+  if (!refused.empty()) {
+    if (!store_->error().empty())
+      core::logger().warn("the swap store could not grow ({}): evictions go through the driver from now on",
+                          store_->error());
+    model_.swap_refused(refused);
+    decision.evict.insert(decision.evict.end(), refused.begin(), refused.end());
+  }
+  decision.swap_out = std::move(copied);
+  return CUDA_SUCCESS;
+}
+
+CUresult StreamOrderedEvictor::copy_back(const std::vector<core::AddressRange>& restore) {
+  CUresult r = CUDA_SUCCESS;
+  std::vector<core::AddressRange> left;
+  for_each_block(restore, [&](std::uint64_t block, std::uint64_t bytes) {
+    void* slot = store_->find(block);
+    if (slot == nullptr) return;  // never copied out (cannot happen: the model swaps what the store took)
+    if (r == CUDA_SUCCESS)
+      r = memcpy_htod_async.get()(static_cast<CUdeviceptr>(block), slot, bytes, discard_stream_);
+    if (r != CUDA_SUCCESS) left.push_back({block, bytes});
+  });
+  if (r != CUDA_SUCCESS) {
+    // After the placement and the copies enqueued: the host writes the rest.
+    if (stream_synchronize.get() != nullptr) stream_synchronize.get()(discard_stream_);
+    copy_back_on_host(left);
+  }
+  return r;
+}
+
+void StreamOrderedEvictor::copy_back_on_host(const std::vector<core::AddressRange>& ranges) {
+  if (ranges.empty() || !store_) return;
+  const auto start = std::chrono::steady_clock::now();
+  // The copies out (and any move naming these blocks) finish first.
+  for (const InFlight& move : in_flight_) {
+    if (move.kind == Move::eviction) {
+      wait_on_host({move.done, move.handed_over});
+    } else if (event_synchronize.get() != nullptr) {
+      event_synchronize.get()(move.done);
+    }
+  }
+  reap();
+  // Managed memory is the host's to write: each page faults to the host and takes the contents.
+  for_each_block(ranges, [&](std::uint64_t block, std::uint64_t bytes) {
+    void* slot = store_->detach(block);
+    if (slot == nullptr) return;
+    std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(block)), slot, bytes);
+    store_->give_back(slot);
+  });
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+  host_copy_back_ns_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
 }
 
 std::vector<StreamOrderedEvictor::Finished> StreamOrderedEvictor::poll_finished(std::uint64_t now) {
@@ -275,12 +417,13 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   // An event for each move, taken first: when the host is kMaxEvents moves ahead of the GPU,
   // nothing is enqueued now and the next launches decide again.
   CUevent dropped = decision.discard.empty() ? nullptr : take_event();
-  CUevent done = decision.evict.empty() ? nullptr : take_event();
+  const bool evicts = !decision.evict.empty() || !decision.swap_out.empty();
+  CUevent done = evicts ? take_event() : nullptr;
   // With an eviction thread every eviction goes there, after an event of its own.
   const bool to_thread = eviction_thread_ && !decision.evict.empty();
   CUevent ready = to_thread ? take_event() : nullptr;
   if ((!decision.discard.empty() && dropped == nullptr) ||
-      (!decision.evict.empty() && (done == nullptr || (to_thread && ready == nullptr)))) {
+      (evicts && (done == nullptr || (to_thread && ready == nullptr)))) {
     for (CUevent event : {dropped, done, ready}) {
       if (event != nullptr) free_events_.push_back(event);
     }
@@ -345,9 +488,9 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   EvictionRef in_flight = pending;
   if (!in_flight && decision.fetch_waits_for_eviction != 0)
     in_flight = eviction_up_to(decision.fetch_waits_for_eviction);
-  const bool evicted_alongside = !decision.evict.empty() && !evicted;
+  const bool evicted_alongside = evicts && !evicted;
   const std::uint8_t waited_eviction = evicted ? 1 : in_flight ? (evicted_alongside ? 2 : 1) : 0;
-  if (!decision.place.empty())
+  if (!decision.place.empty() || !decision.restore.empty())
     issue_placement(stream, decision, host_time, {in_flight, evicted}, waited_eviction);
   if (!decision.fetch.empty() &&
       !issue_prefetch(stream, decision, host_time, {in_flight, evicted}, dropped, waited_eviction))
@@ -366,22 +509,31 @@ bool StreamOrderedEvictor::count_failure(CUresult r) {
 bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction& decision,
                                           std::uint64_t host_time, CUevent after, CUevent done, CUevent ready,
                                           EvictionRef& evicted) {
-  const auto give_back = [this, done, ready](CUresult r) {
+  const auto give_back = [this, done, &ready](CUresult r) {
     for (CUevent event : {done, ready}) {
       if (event != nullptr) free_events_.push_back(event);
     }
     return count_failure(r);
   };
   CUresult r = stream_wait_event.get()(stream_, after, 0);
-  if (ready != nullptr) {
+  // Swapped blocks first, on our stream in the program's thread: the copies return at once.
+  if (r == CUDA_SUCCESS && !decision.swap_out.empty()) r = swap_out(decision);
+  if (r != CUDA_SUCCESS) return give_back(r);
+  // What the thread is handed: the driver's evictions (swap_out may have added refused blocks,
+  // issued here when no thread event was taken for them).
+  if (ready != nullptr && !decision.evict.empty()) {
     // Our stream relays `after` into an event of the eviction's own: markers and program_done_ are
     // recorded again by later launches, perhaps before the thread gets to it.
-    if (r == CUDA_SUCCESS) r = event_record.get()(ready, stream_);
-    if (r != CUDA_SUCCESS) return give_back(r);
+    r = event_record.get()(ready, stream_);
+    if (r != CUDA_SUCCESS && decision.swap_out.empty()) return give_back(r);
+  }
+  if (ready != nullptr && !decision.evict.empty() && r == CUDA_SUCCESS) {
     const std::uint32_t number =
         eviction_thread_->hand_over(ready, done, decision.evict, decision.wait_for_evict);
-    in_flight_.push_back(
-        {done, decision.evict, Move::eviction, host_time, 0, false, decision.eviction_number, number, ready});
+    std::vector<core::AddressRange> moved = decision.evict;
+    moved.insert(moved.end(), decision.swap_out.begin(), decision.swap_out.end());
+    in_flight_.push_back({done, std::move(moved), Move::eviction, host_time, 0, false,
+                          decision.eviction_number, number, ready});
     if (decision.wait_for_evict) {
       // Handed over, it happens: where the launch's stream cannot wait for it, the host does.
       evicted = {done, number};
@@ -389,6 +541,8 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     }
     return true;
   }
+  // Issued here (the swapped blocks are dropped already, whatever the thread could not be handed).
+  r = CUDA_SUCCESS;
   // One call per range: each stays within one allocation, and the batched call refuses some
   // mixes of sizes; evictions come once per batch of the limit, so the calls are few.
   CUmemLocation host{};
@@ -397,9 +551,21 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     if (r != CUDA_SUCCESS) break;
     r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, host, 0, stream_);
   }
+  if (ready != nullptr) free_events_.push_back(std::exchange(ready, nullptr));  // not handed over
   if (r == CUDA_SUCCESS) r = event_record.get()(done, stream_);
-  if (r != CUDA_SUCCESS) return give_back(r);
-  in_flight_.push_back({done, decision.evict, Move::eviction, host_time, 0, false, decision.eviction_number});
+  if (r != CUDA_SUCCESS) {
+    if (decision.swap_out.empty()) return give_back(r);
+    // The swapped blocks are dropped already: the eviction happened (a driver eviction refused
+    // leaves its blocks resident past the model's count, not lost), only its end is unknown.
+    count_failure(r);
+    if (stream_synchronize.get() != nullptr) stream_synchronize.get()(stream_);
+    free_events_.push_back(done);
+    return true;
+  }
+  std::vector<core::AddressRange> moved = decision.evict;
+  moved.insert(moved.end(), decision.swap_out.begin(), decision.swap_out.end());
+  in_flight_.push_back(
+      {done, std::move(moved), Move::eviction, host_time, 0, false, decision.eviction_number});
   if (decision.wait_for_evict) {
     // Enqueued, it happens: where the launch's stream cannot wait for it, the host does.
     evicted = {done, 0};
@@ -435,9 +601,16 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
         decision.place_after_eviction != 0 && r == CUDA_SUCCESS)
       r = wait_in_stream(discard_stream_, {move.done, move.handed_over});
   }
-  if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.place, gpu, discard_stream_);
+  // Swapped blocks are placed like fresh ones, then copied back from the store.
+  std::vector<core::AddressRange> placing = decision.place;
+  placing.insert(placing.end(), decision.restore.begin(), decision.restore.end());
+  if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(placing, gpu, discard_stream_);
+  if (r == CUDA_SUCCESS && !decision.restore.empty()) copy_back(decision.restore);  // a failure: the host did
   if (r != CUDA_SUCCESS) {
-    // Nothing enqueued: the launch faults the blocks in (their stale contents copied, as before).
+    // Nothing enqueued: the launch faults the blocks in (their stale contents copied, as before);
+    // what only the store holds is copied back by the host first.
+    copy_back_on_host(decision.restore);
+    decision.restore.clear();
     free_events_.push_back(placed);
     decision.place.clear();
     if (prefetch_failures_.fetch_add(1, std::memory_order_relaxed) == 0)
@@ -449,13 +622,15 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   // if the stream cannot.
   r = event_record.get()(placed, discard_stream_);
   if (r == CUDA_SUCCESS) {
-    in_flight_.push_back({placed, decision.place, Move::placement, host_time, waited_eviction, false,
+    in_flight_.push_back({placed, std::move(placing), Move::placement, host_time, waited_eviction, false,
                           decision.placement_number});
     r = stream_wait_event.get()(stream, placed, 0);
   } else {
     free_events_.push_back(placed);
   }
   if (r != CUDA_SUCCESS && stream_synchronize.get() != nullptr) stream_synchronize.get()(discard_stream_);
+  // The copies back read the slots until this placement is done.
+  release_after_moves(decision.restore);
 }
 
 CUresult StreamOrderedEvictor::discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges,
@@ -520,6 +695,7 @@ template <typename Decide>
 StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t stream_id,
                                                                    std::uint64_t host_time,
                                                                    Decide&& decide) noexcept {
+  if (t_issuing) return {};  // deepum's own copy to or from the swap store
   auto* stream = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream_id));
   bool may_evict = stream_ != nullptr;
   // The legacy stream is never captured (and asking about it during another thread's global
@@ -533,8 +709,13 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     }
   }
   std::lock_guard lock(mutex_);
+  IssuingScope issuing;
   try {
     core::LaunchEviction decision = decide(model_, may_evict);
+    // Swapping: what the operation may read without naming it is copied back first, and the slots
+    // of blocks whose contents died are freed behind the moves that use them.
+    copy_back_on_host(decision.unswap);
+    release_after_moves(model_.take_released());
     // A placement is ordered before the launch that asked for it only: an operation in another
     // stream naming the same blocks, or one that may reach memory it does not name, waits for it
     // (the host waits where the stream cannot: a stream being captured takes no foreign event).
@@ -549,15 +730,18 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     // Before the waits this launch may get: a marker shows only the program's own progress.
     if (may_evict) mark_progress(stream, model_.launches_decided());
     if (decision.wait_for_eviction == 0 && decision.evict.empty() && decision.discard.empty() &&
-        decision.fetch.empty() && decision.place.empty())
+        decision.fetch.empty() && decision.place.empty() && decision.swap_out.empty() &&
+        decision.restore.empty())
       return {};
     std::vector<core::AddressRange> discarded;
     if (!issue(stream, decision, host_time, discarded)) {
       model_.eviction_failed(decision);  // what was not enqueued
       return {{}, std::move(discarded), {}};
     }
-    // The live estimate counts placements as prefetches: both make blocks resident.
+    // The live estimate counts placements and copies back as prefetches, copies out as evictions.
     decision.fetch.insert(decision.fetch.end(), decision.place.begin(), decision.place.end());
+    decision.fetch.insert(decision.fetch.end(), decision.restore.begin(), decision.restore.end());
+    decision.evict.insert(decision.evict.end(), decision.swap_out.begin(), decision.swap_out.end());
     return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch)};
   } catch (const std::exception&) {
     // Out of memory for the victims' list: this operation evicts nothing, and blocks it named in
@@ -567,10 +751,11 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
   }
 }
 
-StreamOrderedEvictor::Moves StreamOrderedEvictor::before_launch(const core::KernelLaunch& launch) noexcept {
+StreamOrderedEvictor::Moves StreamOrderedEvictor::before_launch(const core::KernelLaunch& launch,
+                                                                const core::LaunchPointers* every) noexcept {
   return before_operation(launch.stream, launch.host_time,
                           [&](core::LaunchOrderedResidency& model, bool may_evict) {
-                            return model.before_launch(launch, may_evict);
+                            return model.before_launch(launch, may_evict, every);
                           });
 }
 
@@ -583,17 +768,38 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_copy(const core::CopyLa
 
 void StreamOrderedEvictor::stop_placing() noexcept {
   std::lock_guard lock(mutex_);
+  IssuingScope issuing;
   places_fresh_.store(false, std::memory_order_relaxed);
   discard_in_place_ = false;
   model_.stop_placing();
+  try {
+    copy_back_on_host(model_.stop_swapping());
+  } catch (const std::exception&) {
+    // Out of memory for the list: nothing was unmarked (stop_swapping builds it first).
+  }
 }
 
 void StreamOrderedEvictor::forget_fresh() noexcept {
-  if (!places_fresh_.load(std::memory_order_relaxed)) return;
+  if (t_issuing || (!places_fresh_.load(std::memory_order_relaxed) && !swaps_)) return;
   std::lock_guard lock(mutex_);
-  model_.forget_fresh();
+  IssuingScope issuing;
+  try {
+    copy_back_on_host(model_.forget_fresh_and_unswap());
+  } catch (const std::exception&) {
+    model_.forget_fresh();
+  }
   if (CUevent placed = placement_in_flight(0, true); placed != nullptr && event_synchronize.get() != nullptr)
     event_synchronize.get()(placed);
+}
+
+std::uint64_t StreamOrderedEvictor::swap_store_pinned_bytes() {
+  std::lock_guard lock(mutex_);
+  return store_ ? store_->pinned_bytes() : 0;
+}
+
+std::string StreamOrderedEvictor::swap_store_error() {
+  std::lock_guard lock(mutex_);
+  return store_ ? store_->error() : std::string{};
 }
 
 core::LaunchOrderedStats StreamOrderedEvictor::stats() {

@@ -56,10 +56,10 @@ class PipelineSink final : public cupti_tracer::EventSink {
  public:
   PipelineSink(EventPipeline& pipeline, ProgressMarkers* markers, StreamOrderedEvictor* evictor)
       : pipeline_(pipeline), markers_(markers), evictor_(evictor) {}
-  void on_launch(const core::KernelLaunch& launch) override {
+  void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every) override {
     pipeline_.on_launch(launch);
     if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
-    if (evictor_ != nullptr) report(evictor_->before_launch(launch), launch.host_time);
+    if (evictor_ != nullptr) report(evictor_->before_launch(launch, every), launch.host_time);
   }
   void on_copy(const core::CopyLaunch& copy) override {
     if (evictor_ == nullptr) return;
@@ -344,6 +344,21 @@ void stop_tracing_at_exit() {
                      " in whole blocks, " + core::format_bytes(evictions.discarded_bytes) +
                      " of them evicted by discarding"
                : std::string()) +
+          (evictions.swapped_out_bytes + evictions.swap_skipped_other_stream_bytes != 0 ||
+                   !runtime->evictor->swap_store_error().empty()
+               ? "; swap store: " + core::format_bytes(evictions.swapped_out_bytes) + " swapped out, " +
+                     core::format_bytes(evictions.restored_bytes) + " copied back before launches, " +
+                     core::format_bytes(evictions.unswapped_bytes) + " copied back by the host (" +
+                     std::to_string(evictions.unswaps) + " operations naming memory only in part, " +
+                     std::to_string(runtime->evictor->host_copy_back_ns() / 1'000'000) + " ms), at most " +
+                     core::format_bytes(evictions.swap_peak_bytes) + " held (" +
+                     core::format_bytes(runtime->evictor->swap_store_pinned_bytes()) + " pinned), " +
+                     core::format_bytes(evictions.swap_skipped_other_stream_bytes) +
+                     " of victims not swapped (named in another stream)" +
+                     (runtime->evictor->swap_store_error().empty()
+                          ? std::string()
+                          : " (store stopped growing: " + runtime->evictor->swap_store_error() + ")")
+               : std::string()) +
           "; copies and memsets naming managed memory " + std::to_string(stats.copies_with_managed_operands) +
           " of " + std::to_string(stats.copies) + " seen (" + std::to_string(evictions.copies) + " counted)";
       const StreamOrderedEvictor::EnqueueTimes held = runtime->evictor->enqueue_times();
@@ -427,6 +442,20 @@ cupti_tracer::TracingLevel tracer_level(config::TracingLevel level) {
   return cupti_tracer::TracingLevel::full;
 }
 
+// Pinned host memory the swap store may hold: swap_store_limit, or (0) what can be out of the GPU
+// at once, the allocation limit less the resident limit; at most half of the host's memory either
+// way (pinned pages cannot be swapped by the kernel). A percentage is of the host's memory.
+std::uint64_t swap_store_bytes(const config::Config& config, const core::Session& session) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const std::uint64_t host =
+      pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+  const std::uint64_t alloc = session.allocations().alloc_limit_bytes();
+  const std::uint64_t resident = session.allocations().resident_limit_bytes();
+  const std::uint64_t asked = config.swap_store_limit.resolve(host);
+  const std::uint64_t wanted = asked != 0 ? asked : alloc > resident ? alloc - resident : 0;
+  return host != 0 ? std::min(wanted, host / 2) : wanted;
+}
+
 void start_once(core::Session& session) {
   const config::Config& config = session.config();
   auto* runtime = new Runtime();
@@ -489,6 +518,16 @@ void start_once(core::Session& session) {
     moves.discard_dead = config.stream_ordered_discard && driver::discard_and_prefetch.get() != nullptr;
     moves.place_fresh = config.stream_ordered_place_fresh && driver::discard_and_prefetch.get() != nullptr;
     moves.evictions_ahead = config.stream_ordered_evictions_ahead;
+    // Swapping drops copied-out blocks (cuMemDiscardBatchAsync) and places them back
+    // (cuMemDiscardAndPrefetchBatchAsync); the evictor checks the copies when it starts.
+    moves.swap = config.stream_ordered_swap && driver::discard_batch.get() != nullptr &&
+                 driver::discard_and_prefetch.get() != nullptr;
+    if (moves.swap) moves.swap_bytes = swap_store_bytes(config, session);
+    if (config.stream_ordered_swap && !moves.swap) {
+      core::logger().warn(
+          "stream_ordered_swap is off: the driver lacks cuMemDiscardBatchAsync or "
+          "cuMemDiscardAndPrefetchBatchAsync");
+    }
     if ((config.stream_ordered_discard || config.stream_ordered_place_fresh) &&
         driver::discard_and_prefetch.get() == nullptr) {
       core::logger().warn(
@@ -580,12 +619,12 @@ void start_once(core::Session& session) {
     if (!status.cupti_path.empty()) line += " (" + status.cupti_path + ")";
     if (!status.detail.empty()) line += ": " + status.detail;
     session.set_tracing_status(line);
-    if (runtime->evictor && config.stream_ordered_place_fresh &&
+    if (runtime->evictor && (config.stream_ordered_place_fresh || config.stream_ordered_swap) &&
         !(status.launch_callbacks && status.copy_callbacks)) {
       runtime->evictor->stop_placing();
       core::logger().warn(
-          "stream_ordered_place_fresh is off: CUPTI refused a launch or copy callback, so deepum cannot see "
-          "every write to fresh memory");
+          "stream_ordered_place_fresh and stream_ordered_swap are off: CUPTI refused a launch or copy "
+          "callback, so deepum cannot see every use of fresh or swapped memory");
     }
     if (status.outcome == cupti_tracer::StartStatus::Outcome::started) {
       core::logger().info("tracing with CUPTI: {}", line);

@@ -563,6 +563,9 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
   }
 
   core::KernelLaunch launch;
+  // Per thread, not on the stack: 4 KiB of pointers, needed only by foreach kernels.
+  thread_local AllLaunchPointers every;
+  every.count = 0;
   launch.correlation_id = data.correlationId;
   std::uint64_t now = 0;
   if (library_->api().get_timestamp(&now) == CUPTI_SUCCESS) launch.host_time = now;
@@ -601,7 +604,7 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
     bump(counters_->graph_launches);
   } else {
     const ManagedLookup& managed = options_.managed != nullptr ? *options_.managed : kNoManagedMemory;
-    const ScanOutcome outcome = scan_launch(args, lookup.layout, managed, launch);
+    const ScanOutcome outcome = scan_launch(args, lookup.layout, managed, launch, &every);
     bump(counters_->launches);
     if (launch.pointer_count != 0) bump(counters_->launches_with_managed_pointers);
     if (launch.pointers_truncated) bump(counters_->launches_pointers_truncated);
@@ -609,7 +612,8 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
     if (outcome.path == ScanPath::no_layout) bump(counters_->launches_without_layout);
     if (outcome.lookups != 0) bump(counters_->managed_lookups, outcome.lookups);
   }
-  sink_->on_launch(launch);
+  const core::LaunchPointers all = every.view();
+  sink_->on_launch(launch, all.count != 0 ? &all : nullptr);
 }
 
 void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& data) {

@@ -132,7 +132,7 @@ std::uint64_t execution_key(std::uint64_t function, const std::array<std::uint32
 }
 
 ScanOutcome scan_launch(const LaunchArguments& args, const ParamLayout* layout, const ManagedLookup& managed,
-                        core::KernelLaunch& launch) noexcept {
+                        core::KernelLaunch& launch, AllLaunchPointers* every) noexcept {
   launch.function = args.function;
   launch.stream = args.stream;
   launch.grid = args.grid;
@@ -167,6 +167,14 @@ ScanOutcome scan_launch(const LaunchArguments& args, const ParamLayout* layout, 
   std::fill(launch.extents.begin() + static_cast<std::ptrdiff_t>(kept), launch.extents.end(), 0);
   launch.pointer_count = static_cast<std::uint16_t>(kept);
   launch.pointers_truncated = found.size() > kept || collector.overflow() != 0;
+  if (every != nullptr) {
+    every->count = launch.pointers_truncated ? found.size() : 0;
+    every->complete = collector.overflow() == 0;
+    std::copy_n(found.begin(), every->count, every->pointers.begin());
+    std::copy_n(launch.extents.begin(), kept, every->extents.begin());
+    for (std::size_t i = kept; i < every->count; ++i)
+      every->extents[i] = managed.buffer_bytes(every->pointers[i]);
+  }
   launch.execution_key = execution_key(args.function, args.grid, args.block, found, collector.overflow());
   outcome.distinct_pointers = found.size() + collector.overflow();
   outcome.lookups = collector.lookups();

@@ -704,7 +704,7 @@ struct RecordingSink final : EventSink {
   std::vector<std::pair<std::uint64_t, std::string>> names;
   bool throw_on_launch = false;
 
-  void on_launch(const core::KernelLaunch& launch) override {
+  void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers*) override {
     if (throw_on_launch) throw std::runtime_error("sink failure");
     launches.push_back(launch);
   }

@@ -78,6 +78,8 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.stream_ordered_prefetch == expected.stream_ordered_prefetch);
   CHECK(actual.stream_ordered_discard == expected.stream_ordered_discard);
   CHECK(actual.stream_ordered_place_fresh == expected.stream_ordered_place_fresh);
+  CHECK(actual.stream_ordered_swap == expected.stream_ordered_swap);
+  CHECK(actual.swap_store_limit == expected.swap_store_limit);
   CHECK(actual.remote_access == expected.remote_access);
   CHECK(actual.tracing == expected.tracing);
   CHECK(actual.trace_file == expected.trace_file);
@@ -113,6 +115,8 @@ constexpr std::string_view kEveryKeyJson = R"({
   "stream_ordered_prefetch": true,
   "stream_ordered_discard": true,
   "stream_ordered_place_fresh": true,
+  "stream_ordered_swap": true,
+  "swap_store_limit": "48GiB",
   "remote_access": "on_fault",
   "tracing": "launches",
   "trace_file": "/tmp/run-%p",
@@ -136,6 +140,8 @@ Config every_key_config() {
   config.stream_ordered_prefetch = true;
   config.stream_ordered_discard = true;
   config.stream_ordered_place_fresh = true;
+  config.stream_ordered_swap = true;
+  config.swap_store_limit = SizeSpec::of_bytes(48 * kGiB);
   config.remote_access = RemoteAccess::on_fault;
   config.tracing = TracingLevel::launches;
   config.trace_file = "/tmp/run-%p";
@@ -228,6 +234,8 @@ TEST_CASE("environment variables alone set every key") {
                     {"DEEPUM_STREAM_ORDERED_PREFETCH", "yes"},
                     {"DEEPUM_STREAM_ORDERED_DISCARD", "1"},
                     {"DEEPUM_STREAM_ORDERED_PLACE_FRESH", "true"},
+                    {"DEEPUM_STREAM_ORDERED_SWAP", "on"},
+                    {"DEEPUM_SWAP_STORE_LIMIT", "48GiB"},
                     {"DEEPUM_REMOTE_ACCESS", "ON_FAULT"},
                     {"DEEPUM_TRACING", "launches"},
                     {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
@@ -246,6 +254,7 @@ TEST_CASE("environment variables alone set every key") {
         "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, "
         "DEEPUM_EVICTION_HEADROOM, DEEPUM_STREAM_ORDERED_EVICTION, DEEPUM_STREAM_ORDERED_PREFETCH, "
         "DEEPUM_STREAM_ORDERED_DISCARD, DEEPUM_STREAM_ORDERED_PLACE_FRESH, "
+        "DEEPUM_STREAM_ORDERED_SWAP, DEEPUM_SWAP_STORE_LIMIT, "
         "DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, "
         "DEEPUM_TRACE_FILE, "
         "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_TRACE_PER_THREAD_BUFFERS, "
@@ -400,6 +409,7 @@ TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
       "enabled, alloc_limit, resident_limit, eviction_headroom, stream_ordered_eviction, "
       "stream_ordered_prefetch, stream_ordered_discard, stream_ordered_place_fresh, "
+      "stream_ordered_swap, swap_store_limit, "
       "stream_ordered_eviction_thread, "
       "stream_ordered_evictions_ahead, "
       "remote_access, tracing, trace_file, "
@@ -475,6 +485,68 @@ TEST_CASE("a value of the wrong type names the key, the value and what was expec
                R"(deepum: config /tmp/x.json: key "stats_file": expected a string, got ["a"])");
 }
 
+TEST_CASE("swap_store_limit takes a size, or 0 for automatic") {
+  const std::array<std::pair<std::string_view, SizeSpec>, 6> accepted{{
+      {"0", SizeSpec::of_bytes(0)},
+      {"0GiB", SizeSpec::of_bytes(0)},
+      {" 0.0 MiB ", SizeSpec::of_bytes(0)},
+      {"48GiB", SizeSpec::of_bytes(48 * kGiB)},
+      {"512MiB", SizeSpec::of_bytes(512 * kMiB)},
+      {"50%", SizeSpec::of_percent(50.0)},
+  }};
+  for (const auto& text_and_size : accepted) {
+    const std::string text(text_and_size.first);
+    CAPTURE(text);
+    const ConfigLoad from_env = cfg::load_config(FakeEnv{{"DEEPUM_SWAP_STORE_LIMIT", text}}.lookup());
+    REQUIRE_MESSAGE(from_env.ok(), from_env.error);
+    CHECK(from_env.config.swap_store_limit == text_and_size.second);
+    const ConfigLoad from_file = load_text(R"({"swap_store_limit": ")" + text + R"("})");
+    REQUIRE_MESSAGE(from_file.ok(), from_file.error);
+    CHECK(from_file.config.swap_store_limit == text_and_size.second);
+  }
+  const ConfigLoad zero_number = load_text(R"({"swap_store_limit": 0})");
+  REQUIRE_MESSAGE(zero_number.ok(), zero_number.error);
+  CHECK(zero_number.config.swap_store_limit == SizeSpec::of_bytes(0));
+  const ConfigLoad bytes_number = load_text(R"({"swap_store_limit": 1073741824})");
+  REQUIRE_MESSAGE(bytes_number.ok(), bytes_number.error);
+  CHECK(bytes_number.config.swap_store_limit == SizeSpec::of_bytes(kGiB));
+  // Zero stays refused where a key gives it no meaning.
+  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_EVICTION_HEADROOM", "0"}}.lookup()),
+               R"(deepum: environment DEEPUM_EVICTION_HEADROOM="0": expected a size greater than zero)");
+}
+
+TEST_CASE("a bad swap_store_limit names the key and what was expected") {
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_SWAP_STORE_LIMIT", "lots"}}.lookup()),
+      R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="lots": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", or 0 (automatic))");
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_SWAP_STORE_LIMIT", "auto"}}.lookup()),
+      R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="auto": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", or 0 (automatic))");
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_SWAP_STORE_LIMIT", "-1GiB"}}.lookup()),
+      R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="-1GiB": expected a positive size, not a negative one)");
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_SWAP_STORE_LIMIT", "0%"}}.lookup()),
+      R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="0%": expected a percentage above 0% and at most 10000%)");
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_SWAP_STORE_LIMIT", "0.0001KiB"}}.lookup()),
+      R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="0.0001KiB": expected 0 or a size of at least one byte)");
+  check_failed(
+      load_text(R"({"swap_store_limit": "lots"})"),
+      R"(deepum: config /tmp/x.json: key "swap_store_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", or 0 (automatic), got "lots")");
+  check_failed(
+      load_text(R"({"swap_store_limit": true})"),
+      R"(deepum: config /tmp/x.json: key "swap_store_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", or 0 (automatic), got true)");
+  check_failed(
+      load_text(R"({"swap_store_limit": -5})"),
+      R"(deepum: config /tmp/x.json: key "swap_store_limit": expected a positive size, not a negative one, got -5)");
+  check_failed(load_text(R"({"stream_ordered_swap": "yes"})"),
+               R"(deepum: config /tmp/x.json: key "stream_ordered_swap": expected true or false, got "yes")");
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_STREAM_ORDERED_SWAP", "maybe"}}.lookup()),
+      R"(deepum: environment DEEPUM_STREAM_ORDERED_SWAP="maybe": expected one of 1, 0, true, false, yes, no, on, off)");
+}
+
 TEST_CASE("an error after good keys still leaves every default") {
   check_failed(
       load_text(R"({"enabled": false, "alloc_limit": "8GiB", "log_level": "loud"})"),
@@ -517,6 +589,10 @@ TEST_CASE("the Markdown table has a row for every key") {
                    "`DEEPUM_WORKER_INTERVAL_US` | ") != std::string::npos);
   CHECK(table.find("| `eviction_headroom` | size | `1GiB` | `DEEPUM_EVICTION_HEADROOM` | ") !=
         std::string::npos);
+  CHECK(table.find("| `stream_ordered_swap` | bool | `false` | `DEEPUM_STREAM_ORDERED_SWAP` | ") !=
+        std::string::npos);
+  CHECK(table.find("| `swap_store_limit` | size or 0 (automatic) | `0` | `DEEPUM_SWAP_STORE_LIMIT` | ") !=
+        std::string::npos);
   std::size_t rows = 0;
   for (char c : table) rows += c == '\n' ? 1 : 0;
   CHECK(rows == cfg::config_keys().size() + 2);
@@ -533,12 +609,14 @@ TEST_CASE("the Markdown table has a row for every key") {
 }
 
 TEST_CASE("the tracing and trace keys, their defaults and their environment variables") {
-  const std::array<std::pair<std::string_view, std::string_view>, 11> keys{{
+  const std::array<std::pair<std::string_view, std::string_view>, 13> keys{{
       {"eviction_headroom", "DEEPUM_EVICTION_HEADROOM"},
       {"stream_ordered_eviction", "DEEPUM_STREAM_ORDERED_EVICTION"},
       {"stream_ordered_prefetch", "DEEPUM_STREAM_ORDERED_PREFETCH"},
       {"stream_ordered_discard", "DEEPUM_STREAM_ORDERED_DISCARD"},
       {"stream_ordered_place_fresh", "DEEPUM_STREAM_ORDERED_PLACE_FRESH"},
+      {"stream_ordered_swap", "DEEPUM_STREAM_ORDERED_SWAP"},
+      {"swap_store_limit", "DEEPUM_SWAP_STORE_LIMIT"},
       {"remote_access", "DEEPUM_REMOTE_ACCESS"},
       {"tracing", "DEEPUM_TRACING"},
       {"trace_file", "DEEPUM_TRACE_FILE"},
@@ -561,6 +639,8 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   CHECK_FALSE(config.stream_ordered_prefetch);
   CHECK_FALSE(config.stream_ordered_discard);
   CHECK_FALSE(config.stream_ordered_place_fresh);
+  CHECK_FALSE(config.stream_ordered_swap);
+  CHECK(config.swap_store_limit == SizeSpec::of_bytes(0));  // automatic
   CHECK(config.remote_access == RemoteAccess::off);
   CHECK(config.tracing == TracingLevel::full);
   CHECK(config.trace_file.empty());
@@ -733,6 +813,13 @@ TEST_CASE("every whole-number key declares a range that holds its default; no ot
     const std::uint32_t value = std::get<cfg::FieldOf<std::uint32_t>>(key.field)(copy);
     CHECK(key.range->min <= value);
     CHECK(value <= key.range->max);
+  }
+}
+
+TEST_CASE("only size keys give zero a meaning") {
+  for (const cfg::KeySpec& key : cfg::config_keys()) {
+    CAPTURE(key.name);
+    if (!key.zero_means.empty()) CHECK(std::holds_alternative<cfg::FieldOf<SizeSpec>>(key.field));
   }
 }
 

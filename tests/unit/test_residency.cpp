@@ -1,8 +1,11 @@
 // ResidencyMap, FaultAttributor, LaunchQueue and EventPipeline on fabricated event streams.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <deque>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -1114,4 +1117,181 @@ TEST_CASE("a finished prefetch before a launch counts the range resident from it
   CHECK(stats.launch_prefetched_bytes == 8 * kMiB);
   CHECK(stats.bytes_to_gpu == 0);  // nothing the driver reported
   CHECK(executor.evicted.empty());
+}
+
+namespace {
+LaunchOrderedOptions swapping(std::uint64_t store_bytes) {
+  return {.prefetch = true, .swap = true, .swap_bytes = store_bytes};
+}
+}  // namespace
+
+TEST_CASE("with swapping, live victims are copied out, and a launch naming one has it copied back") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));
+  // Within a batch of the limit: 0..4 leaves alongside the program, copied to the store.
+  const LaunchEviction out = model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  CHECK(out.swap_out == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  CHECK(out.evict.empty());
+  CHECK(out.eviction_number == 1);
+  CHECK(model.swapped_bytes() == 4 * kMiB);
+  // Named again: placed and copied back after the eviction that copied it out, never fetched.
+  const LaunchEviction back = model.before_launch(launch_naming(kBase, 2 * kMiB));
+  CHECK(back.restore == std::vector<AddressRange>{{kBase, 2 * kMiB}});
+  CHECK(back.fetch.empty());
+  CHECK(back.place_after_eviction == 1);
+  CHECK(back.placement_number != 0);
+  CHECK(model.swapped_bytes() == 2 * kMiB);
+  // Another stream's launch naming it is ordered after that copy back.
+  KernelLaunch other = launch_naming(kBase, 2 * kMiB);
+  other.stream = 0x77;
+  CHECK(model.before_launch(other).after_placement == back.placement_number);
+  const LaunchOrderedStats stats = model.stats();
+  CHECK(stats.swapped_out_bytes == 4 * kMiB);
+  CHECK(stats.restored_bytes == 2 * kMiB);
+  CHECK(stats.swap_peak_bytes == 4 * kMiB);
+}
+
+TEST_CASE("with swapping, an operation naming memory only in part has every swapped block copied back") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));
+  model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));  // 0..4 swapped out
+  REQUIRE(model.swapped_bytes() == 4 * kMiB);
+  // Its whole pointer list known: it names what it uses, nothing comes back.
+  KernelLaunch foreach_kernel = launch_naming(kBase + 14 * kMiB, 2 * kMiB);
+  foreach_kernel.pointers_truncated = true;
+  const std::array<std::uint64_t, 2> pointers{kBase + 14 * kMiB, kBase + 16 * kMiB};
+  const std::array<std::uint64_t, 2> extents{2 * kMiB, 2 * kMiB};
+  const LaunchPointers every{pointers.data(), extents.data(), 2, true};
+  const LaunchEviction seen = model.before_launch(foreach_kernel, true, &every);
+  CHECK(seen.unswap.empty());
+  CHECK_FALSE(seen.after_every_placement);
+  // Its list cut short (or unreadable): it may read any swapped block, so all come back first,
+  // and none of its own victims is swapped.
+  const LaunchPointers cut{pointers.data(), extents.data(), 2, false};
+  foreach_kernel.pointers[0] = kBase + 20 * kMiB;
+  const std::uint64_t swapped = model.swapped_bytes();
+  const LaunchEviction unseen = model.before_launch(foreach_kernel, true, &cut);
+  CHECK(total_bytes(unseen.unswap) == swapped);
+  CHECK(unseen.swap_out.empty());
+  CHECK(model.swapped_bytes() == 0);
+  CHECK(model.stats().unswaps == 1);
+  // A copy deepum does not decode, likewise (nothing is swapped now, so nothing comes back).
+  CopyLaunch copy;
+  copy.unnamed_memory = true;
+  CHECK(model.before_copy(copy).unswap.empty());
+}
+
+TEST_CASE("with swapping, blocks named in another stream, past the store or refused are written back") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(2 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  KernelLaunch elsewhere = launch_naming(kBase, 2 * kMiB);
+  elsewhere.stream = 0x77;
+  model.before_launch(elsewhere);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));  // 0..2 named in two streams now
+  const LaunchEviction out = model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  // 0..2: another stream's kernel may still use it; 2..4 fits the 2 MiB store.
+  CHECK(out.evict == std::vector<AddressRange>{{kBase, 2 * kMiB}});
+  CHECK(out.swap_out == std::vector<AddressRange>{{kBase + 2 * kMiB, 2 * kMiB}});
+  CHECK(model.stats().swap_skipped_other_stream_bytes == 2 * kMiB);
+  // The store full: the next victims are written back.
+  const LaunchEviction full = model.before_launch(launch_naming(kBase + 14 * kMiB, 4 * kMiB));
+  CHECK(full.swap_out.empty());
+  CHECK_FALSE(full.evict.empty());
+  // The store refusing a block: written back instead, and nothing is swapped from then on.
+  LaunchOrderedResidency refused(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  refused.on_range_allocated(kBase, 64 * kMiB);
+  refused.before_launch(launch_naming(kBase, 12 * kMiB));
+  const LaunchEviction first = refused.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  refused.swap_refused(first.swap_out);
+  CHECK(refused.swapped_bytes() == 0);
+  CHECK(refused.stats().swapped_out_bytes == 0);
+  const LaunchEviction later = refused.before_launch(launch_naming(kBase + 14 * kMiB, 6 * kMiB));
+  CHECK(later.swap_out.empty());
+  CHECK_FALSE(later.evict.empty());
+}
+
+TEST_CASE("with swapping, dead, freed or failed blocks give their store copies back") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));
+  const LaunchEviction out = model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  REQUIRE(total_bytes(out.swap_out) == 4 * kMiB);
+  // Taken back by the allocator: nothing the program can read, nothing to copy back.
+  model.on_buffer_returned(kBase, 2 * kMiB, 0);
+  CHECK(model.take_released() == std::vector<AddressRange>{{kBase, 2 * kMiB}});
+  CHECK(model.take_released().empty());
+  CHECK(model.swapped_bytes() == 2 * kMiB);
+  model.on_buffer_handed_out(kBase, 2 * kMiB);
+  CHECK(model.before_launch(launch_naming(kBase, 2 * kMiB)).restore.empty());
+  // A range freed: its swapped blocks too.
+  model.on_range_freed(kBase);
+  CHECK(model.take_released() == std::vector<AddressRange>{{kBase + 2 * kMiB, 2 * kMiB}});
+  CHECK(model.swapped_bytes() == 0);
+  // An eviction that could not be enqueued: its blocks were never copied out.
+  LaunchOrderedResidency failing(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  failing.on_range_allocated(kBase, 64 * kMiB);
+  failing.before_launch(launch_naming(kBase, 12 * kMiB));
+  const LaunchEviction refused = failing.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  failing.eviction_failed(refused);
+  CHECK(failing.swapped_bytes() == 0);
+  CHECK(failing.resident_bytes() == 14 * kMiB);
+  CHECK(failing.before_launch(launch_naming(kBase, 4 * kMiB)).restore.empty());
+  // A stream being captured: nothing may be ordered in it, so swapping stops and all comes back.
+  LaunchOrderedResidency captured(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  captured.on_range_allocated(kBase, 64 * kMiB);
+  captured.before_launch(launch_naming(kBase, 12 * kMiB));
+  captured.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  CHECK(total_bytes(captured.before_launch(launch_naming(kBase + 40 * kMiB, 2 * kMiB), false).unswap) ==
+        4 * kMiB);
+  CHECK(captured.before_launch(launch_naming(kBase + 20 * kMiB, 12 * kMiB)).swap_out.empty());
+}
+
+TEST_CASE("with swapping, no operation ever finds the only copy of what it names in the store") {
+  // Where each block's contents are, as the decisions move them in order: a loop of twelve 4 MiB
+  // tensors on a 16 MiB limit, with a foreach-like launch cut short now and then and tensors
+  // returned to the allocator and handed out again.
+  enum class At { gpu, host, store };
+  constexpr std::uint64_t kTensor = 4 * kMiB;
+  LaunchOrderedResidency model(
+      16 * kMiB, 4 * kMiB,
+      {.prefetch = true, .discard_dead = true, .place_fresh = true, .swap = true, .swap_bytes = 24 * kMiB});
+  model.on_range_allocated(kBase, 48 * kMiB);
+  std::map<BlockId, At> at;
+  const auto move = [&](const std::vector<AddressRange>& ranges, At to, std::optional<At> from) {
+    for (const AddressRange& range : ranges) {
+      for_each_block_of(range, [&](BlockId b) {
+        if (from) CHECK(at[b] == *from);
+        at[b] = to;
+      });
+    }
+  };
+  std::uint64_t restored = 0;
+  for (std::uint64_t step = 0; step < 400; ++step) {
+    const std::uint64_t tensor = kBase + (step % 12) * kTensor;
+    KernelLaunch launch = launch_naming(tensor, kTensor, kBase + ((step + 5) % 12) * kTensor, kTensor);
+    launch.pointers_truncated = step % 37 == 0;
+    if (step % 29 == 0) {
+      model.on_buffer_returned(tensor, kTensor, 0);
+      model.on_buffer_handed_out(tensor, kTensor);  // fresh: the program writes it before reading
+      for_each_block_of({tensor, kTensor}, [&](BlockId b) { at[b] = At::gpu; });
+    }
+    const LaunchEviction decision = model.before_launch(launch);
+    move(decision.unswap, At::host, At::store);
+    move(decision.swap_out, At::store, At::gpu);
+    move(decision.evict, At::host, std::nullopt);
+    move(decision.discard, At::host, std::nullopt);
+    move(decision.restore, At::gpu, At::store);
+    move(decision.place, At::gpu, std::nullopt);
+    move(decision.fetch, At::gpu, std::nullopt);
+    restored += total_bytes(decision.restore);
+    for (std::size_t i = 0; i < launch.pointer_count; ++i)
+      for_each_block_of({launch.pointers[i], launch.extents[i]},
+                        [&](BlockId b) { CHECK(at[b] != At::store); });
+    (void)model.take_released();
+  }
+  CHECK(restored > 0);
+  CHECK(model.stats().unswaps > 0);
+  CHECK(model.stats().swap_peak_bytes <= 24 * kMiB);
 }

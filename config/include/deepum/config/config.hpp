@@ -94,6 +94,13 @@ struct Config {
   // With it: fresh blocks (allocated or handed out again, not named since) are made resident
   // without copying their stale contents.
   bool stream_ordered_place_fresh = false;
+  // With it: live victims (whole 2 MB blocks) are copied to a pinned host store of deepum's and
+  // dropped on the GPU instead of moved to the host by the driver; a launch naming a swapped block
+  // has it placed and copied back first.
+  bool stream_ordered_swap = false;
+  // Pinned host bytes the swap store may hold. SizeSpec::of_bytes(0), the default, is automatic:
+  // the allocation limit less the resident limit, at most half of the host's physical memory.
+  SizeSpec swap_store_limit = SizeSpec::of_bytes(0);
   // With it: evictions are issued from a thread of deepum's, in a context of its own (the driver
   // holds the calling thread for a whole move when the move's stream is idle, and other calls in
   // the same context meanwhile).

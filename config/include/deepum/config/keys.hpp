@@ -58,6 +58,10 @@ struct KeySpec {
   // For a whole-number (std::uint32_t) key, the values it accepts; unset means any std::uint32_t.
   // Ignored for keys of other types.
   std::optional<IntegerRange> range = std::nullopt;
+  // For a size key, what 0 stands for ("automatic"): when set, 0 (in any unit, not as a
+  // percentage) is accepted and held as SizeSpec::of_bytes(0); when empty, a size must be above
+  // zero. Ignored for keys of other types.
+  std::string_view zero_means = {};
 };
 
 // Every key deepum knows, in documentation order.

@@ -41,6 +41,16 @@ struct KernelLaunch {
   std::array<std::uint64_t, kMaxPointers> extents{};
 };
 
+// Every managed pointer a launch's arguments hold, with the bytes each reaches (as
+// KernelLaunch::extents), where there are more than KernelLaunch keeps (a foreach kernel's tensor
+// lists). Borrowed: valid during the launch callback only, never queued.
+struct LaunchPointers {
+  const std::uint64_t* pointers = nullptr;
+  const std::uint64_t* extents = nullptr;
+  std::size_t count = 0;
+  bool complete = false;  // no pointer was lost (the scan kept every one it found)
+};
+
 // What the GPU ran: a kernel, or a copy-engine operation (cudaMemcpy*/cudaMemset* and their driver
 // twins), which can touch managed memory and so raise page faults too.
 enum class GpuOperation : std::uint8_t { kernel, memcpy, memset };

@@ -74,6 +74,17 @@ struct LaunchEviction {
   // it may wait for an eviction): the launch always waits for it, so nothing the program does
   // later can run beside a discard.
   std::vector<AddressRange> discard;
+  // With swapping: live victims (whole 2 MB blocks) copied into deepum's host store, then dropped
+  // on the GPU, instead of moved by the driver (which maps every 4 KiB host page: 3-5x slower than
+  // a copy). Part of this decision's eviction: same number, same waits.
+  std::vector<AddressRange> swap_out;
+  // Swapped blocks the operation names: placed and copied back from the store before it, with the
+  // placement (placement_number), whether or not they fit under the limit (faulting them in would
+  // read the dropped pages).
+  std::vector<AddressRange> restore;
+  // Every swapped block: the operation may reach memory it does not name, so each is copied back
+  // into managed memory (on the host) before it, by the host.
+  std::vector<AddressRange> unswap;
 };
 
 struct LaunchOrderedOptions {
@@ -87,6 +98,9 @@ struct LaunchOrderedOptions {
   // (theirs counted free) is under this many batches: the room stays that far ahead of the
   // launches, so the link to the host has the next eviction queued before a launch needs its room.
   std::uint32_t evictions_ahead = 1;
+  // Decide LaunchEviction::swap_out/restore/unswap, for live victims up to swap_bytes at once.
+  bool swap = false;
+  std::uint64_t swap_bytes = 0;
 };
 
 struct LaunchOrderedStats {
@@ -104,6 +118,12 @@ struct LaunchOrderedStats {
   std::uint64_t discarded_bytes = 0;      // victims dropped instead of written back
   std::uint64_t placed_bytes = 0;         // fresh blocks made resident without a copy
   std::uint64_t dead_returned_bytes = 0;  // whole blocks of buffers the allocator took back
+  // Swapping: bytes copied out to the store, copied back before launches, copied back by the host
+  // (and how often: operations that may reach memory they do not name), and the store at most.
+  std::uint64_t swapped_out_bytes = 0, restored_bytes = 0, unswapped_bytes = 0, unswaps = 0;
+  std::uint64_t swap_peak_bytes = 0;
+  // Victims not swapped because another stream named them (a discard could run under its kernels).
+  std::uint64_t swap_skipped_other_stream_bytes = 0;
 };
 
 class LaunchOrderedResidency {
@@ -128,12 +148,27 @@ class LaunchOrderedResidency {
   // list, an unknown parameter layout, a graph, an undecoded copy) ends every block's freshness.
   void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes);
   // Counts what the launch names as resident and decides the evictions that must come before it.
-  // `may_evict` false (the stream is being captured into a graph): counts only.
-  LaunchEviction before_launch(const KernelLaunch& launch, bool may_evict = true);
+  // `may_evict` false (the stream is being captured into a graph): counts only. `every`: all of
+  // the launch's pointers where it holds more than KernelLaunch keeps (complete: none was lost).
+  LaunchEviction before_launch(const KernelLaunch& launch, bool may_evict = true,
+                               const LaunchPointers* every = nullptr);
   // The same for a copy or memset: its managed operands, `bytes` each.
   LaunchEviction before_copy(const CopyLaunch& copy, bool may_evict = true);
   // Ends every block's freshness at once: an operation may have written memory it does not name.
   void forget_fresh() { ++fresh_epoch_; }
+  // The same, and every swapped block must be copied back before the operation (it may read it):
+  // returned, and no longer swapped.
+  std::vector<AddressRange> forget_fresh_and_unswap();
+  // Stops swapping (a copy back failed, or a stream is being captured): every swapped block is
+  // returned, to be copied back.
+  std::vector<AddressRange> stop_swapping();
+  // Swapped blocks whose store copy is no longer needed (their contents died, were freed, or were
+  // placed fresh), taken once: the caller frees their store slots after the moves in flight.
+  std::vector<AddressRange> take_released() { return std::exchange(released_, {}); }
+  std::uint64_t swapped_bytes() const { return swapped_bytes_; }
+  // The store had no room for these swap_out blocks: they are written back by the driver instead
+  // (evicted, not swapped), and no block is swapped out from now on.
+  void swap_refused(const std::vector<AddressRange>& blocks);
   // Places nothing from now on (deepum cannot see every write: a callback was refused).
   void stop_placing() {
     options_.place_fresh = false;
@@ -163,9 +198,13 @@ class LaunchOrderedResidency {
     // Nothing the program wrote: allocated or handed out whole (see on_buffer_handed_out), not named
     // since, and no unnamed write since (fresh while equal to fresh_epoch_).
     std::uint64_t fresh_epoch = 0;
-    std::uint64_t evicted_by = 0;  // the eviction (eviction_number) that moved it out last
-    std::uint64_t placed_by = 0;   // the placement (placement_number) that made it resident last
-    std::uint64_t named_at = 0;    // the launch that named it last
+    std::uint64_t evicted_by = 0;    // the eviction (eviction_number) that moved it out last
+    std::uint64_t placed_by = 0;     // the placement (placement_number) that made it resident last
+    std::uint64_t named_at = 0;      // the launch that named it last
+    std::uint64_t named_stream = 0;  // ... in this stream
+    bool other_streams = false;      // named in more than one stream since it became resident
+    // Its contents are in deepum's host store (see LaunchEviction::swap_out), not in managed memory.
+    bool swapped = false;
     std::list<LruEntry>::iterator lru;
   };
   struct Range {
@@ -174,8 +213,16 @@ class LaunchOrderedResidency {
   };
   static AddressRange part(const Range& range, std::size_t index);
   // Marks the blocks [pointer, pointer + extent) names (extent 0: to the end of its allocation) as
-  // named by `now`, into named_; returns the bytes among them not resident yet.
-  std::uint64_t name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now);
+  // named by `now` in `stream`, into named_; returns the bytes among them not resident yet.
+  std::uint64_t name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now, std::uint64_t stream);
+  // Starts an operation's naming: clears the scratch.
+  void begin_naming();
+  // Every swapped block, no longer swapped, merged into ranges (the caller copies them back).
+  std::vector<AddressRange> unswap_all();
+  // A swapped block's store copy is not needed any more.
+  void release_swapped(Range& range, std::size_t index);
+  // The swapped blocks among `blocks` hold their contents on the GPU after all (not copied out).
+  void unmark_swapped(const std::vector<AddressRange>& blocks);
   // Counts named_ as resident and decides what must be evicted before them, in `stream`.
   LaunchEviction decide(std::uint64_t new_bytes, std::uint64_t now, std::uint64_t stream, bool may_evict);
   // The non-resident named parts to fetch, if they fit in the room left under the limit.
@@ -207,6 +254,10 @@ class LaunchOrderedResidency {
   std::uint64_t evictions_decided_ = 0;      // LaunchEviction::eviction_number of the latest
   std::uint64_t placements_decided_ = 0;     // LaunchEviction::placement_number of the latest
   std::uint64_t named_after_placement_ = 0;  // scratch: the latest placed_by among named_
+  std::uint64_t swapped_bytes_ = 0;          // blocks whose contents are in the store
+  std::vector<AddressRange> released_;       // see take_released
+  // The operation being decided may reach memory it does not name: its victims are not swapped.
+  bool unnamed_now_ = false;
   bool fresh(const Block& block) const { return block.fresh_epoch == fresh_epoch_; }
   std::vector<LruEntry> named_;    // scratch, kept to avoid allocating per launch
   std::vector<bool> named_fresh_;  // per named_ entry: fresh when named (scratch)

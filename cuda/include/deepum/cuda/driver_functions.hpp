@@ -26,6 +26,12 @@ inline RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Li
 inline RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
 inline RealFunction<decltype(&::cuMemAdvise_v2)> mem_advise{"cuMemAdvise_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
+inline RealFunction<decltype(&::cuMemHostAlloc)> mem_host_alloc{"cuMemHostAlloc", Library::libcuda};
+inline RealFunction<decltype(&::cuMemFreeHost)> mem_free_host{"cuMemFreeHost", Library::libcuda};
+inline RealFunction<decltype(&::cuMemcpyDtoHAsync_v2)> memcpy_dtoh_async{"cuMemcpyDtoHAsync_v2",
+                                                                         Library::libcuda};
+inline RealFunction<decltype(&::cuMemcpyHtoDAsync_v2)> memcpy_htod_async{"cuMemcpyHtoDAsync_v2",
+                                                                         Library::libcuda};
 inline RealFunction<decltype(&::cuMemPrefetchAsync_v2)> prefetch_async{"cuMemPrefetchAsync_v2",
                                                                        Library::libcuda};
 inline RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetchBatchAsync",

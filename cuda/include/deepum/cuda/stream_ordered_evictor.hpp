@@ -20,6 +20,11 @@
 // well ahead of the GPU, so most prefetches run while earlier kernels compute, and a kernel finds
 // its memory resident instead of faulting it in page by page.
 //
+// Swapping (stream_ordered_swap): live victims are copied into pinned host memory of deepum's
+// (HostSwapStore) on the eviction stream and then dropped on the GPU; a launch naming one has it
+// placed and copied back on the discard stream, ordered like a placement. An operation that may
+// reach memory it does not name first has every swapped block copied back by the host.
+//
 // With an eviction thread (stream_ordered_eviction_thread), every eviction is issued there
 // (EvictionThread, in a CUDA context of its own), not in the program's thread, which the driver
 // would hold for the whole move; a launch that needs one's room waits on the host until the thread
@@ -39,6 +44,7 @@
 
 #include "deepum/core/launch_ordered_residency.hpp"
 #include "deepum/cuda/eviction_thread.hpp"
+#include "deepum/cuda/host_swap_store.hpp"
 
 namespace deepum::cuda {
 
@@ -47,9 +53,11 @@ class StreamOrderedEvictor {
   StreamOrderedEvictor(std::uint64_t limit_bytes, std::uint64_t batch_bytes,
                        core::LaunchOrderedOptions options = {}, bool eviction_thread = false)
       : model_(limit_bytes, batch_bytes, options),
-        follows_buffers_(options.discard_dead || options.place_fresh),
+        follows_buffers_(options.discard_dead || options.place_fresh || options.swap),
         places_fresh_(options.place_fresh),
         discard_in_place_(options.place_fresh),
+        swap_store_bytes_(options.swap ? options.swap_bytes : 0),
+        swaps_(options.swap),
         wants_eviction_thread_(eviction_thread) {}
 
   // Creates the streams and events in the current context, and the eviction thread if asked for.
@@ -78,15 +86,22 @@ class StreamOrderedEvictor {
   };
   // Program threads, inside the launch callback at API entry (before the launch is enqueued):
   // enqueues what must come before the launch.
-  Moves before_launch(const core::KernelLaunch& launch) noexcept;
+  // `every`: all of the launch's pointers, where it holds more than KernelLaunch keeps.
+  Moves before_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every = nullptr) noexcept;
   // The same before a copy or memset (its driver API entry).
   Moves before_copy(const core::CopyLaunch& copy) noexcept;
   // A copy deepum does not decode may have written managed memory: no block is fresh any more, and
   // the host waits for the placements in flight (the copy's stream is unknown).
   void forget_fresh() noexcept;
   // No more placements, and dead victims go back to being placed on the host: deepum cannot see
-  // every write (CUPTI refused a launch or copy callback).
+  // every write (CUPTI refused a launch or copy callback). Swapping stops too, every swapped block
+  // copied back.
   void stop_placing() noexcept;
+  // Pinned host memory the swap store holds, and the first error it met (empty: none).
+  std::uint64_t swap_store_pinned_bytes();
+  std::string swap_store_error();
+  // Host time the program's threads spent copying swapped blocks back themselves, in ns.
+  std::uint64_t host_copy_back_ns() const { return host_copy_back_ns_.load(std::memory_order_relaxed); }
 
   // An eviction or prefetch that finished, on the clock of poll_finished's `now`.
   struct Finished {
@@ -194,6 +209,19 @@ class StreamOrderedEvictor {
   // refused, nothing was enqueued, and the events are back in the pool.
   bool issue_eviction(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time, CUevent after,
                       CUevent done, CUevent ready, EvictionRef& evicted);
+  // Enqueues on our eviction stream the copies of decision.swap_out into the store, then their drop
+  // on the GPU. Blocks the store has no slot for move to decision.evict (written back by the
+  // driver) and swapping stops. An error: nothing was dropped, and the slots are free again.
+  CUresult swap_out(core::LaunchEviction& decision);
+  // Enqueues on the discard stream, after a placement of `restore`, the copies back from the store.
+  // An error: the host copied the rest back itself.
+  CUresult copy_back(const std::vector<core::AddressRange>& restore);
+  // Copies swapped blocks back into managed memory on the host, after every move in flight (the
+  // copies out among them), and frees their slots.
+  void copy_back_on_host(const std::vector<core::AddressRange>& ranges);
+  // The slots of these blocks are free once every move issued so far is done (one may still copy
+  // into or out of them).
+  void release_after_moves(const std::vector<core::AddressRange>& ranges);
   // Enqueues the placement of decision.place on the discard stream, after the launch stream's work
   // so far and the evictions in `room`; the launch waits for it. A failure clears decision.place
   // (the launch faults those blocks in).
@@ -228,7 +256,8 @@ class StreamOrderedEvictor {
   std::mutex mutex_;  // the model, the events, the markers, and the order of event records on our stream
   std::vector<MarkerRing> markers_;  // at most kMarkerStreams
   core::LaunchOrderedResidency model_;
-  const bool follows_buffers_;  // the allocator's hand-outs and returns matter (discard_dead, place_fresh)
+  const bool
+      follows_buffers_;  // the allocator's hand-outs and returns matter (discard_dead, place_fresh, swap)
   // Dead victims are dropped where they are, not placed on the host. Placing them there costs what
   // writing them back does, less the copy (the driver maps every 4 KiB host page). Left on the GPU,
   // a discarded 2 MB chunk is the first the driver reclaims under pressure, without a copy. The
@@ -262,6 +291,16 @@ class StreamOrderedEvictor {
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};
   std::atomic<std::uint64_t> evictions_after_marker_{0};
   std::array<std::atomic<std::uint64_t>, 4> enqueue_ns_{};  // by Move
+  const std::uint64_t swap_store_bytes_;
+  const bool swaps_;                      // swap was asked for (the model may stop on its own)
+  std::unique_ptr<HostSwapStore> store_;  // with swaps_, made in create()
+  struct SlotRelease {
+    void* slot = nullptr;
+    std::uint64_t after_moves = 0;  // free once this many moves have been reaped
+  };
+  std::deque<SlotRelease> releases_;
+  std::uint64_t moves_reaped_ = 0;
+  std::atomic<std::uint64_t> host_copy_back_ns_{0};
   const bool wants_eviction_thread_;
   std::unique_ptr<EvictionThread> eviction_thread_;  // null: every eviction issued in the program's threads
   // Adds the host time from its construction to its end to enqueue_ns_[kind].

@@ -24,7 +24,9 @@ class EventSink {
  public:
   virtual ~EventSink() = default;
 
-  virtual void on_launch(const core::KernelLaunch& launch) = 0;
+  // `every`: all of its pointers, where the launch holds more than it keeps (nullptr otherwise);
+  // valid during the call only.
+  virtual void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every) = 0;
   // A copy or memset at its API entry (TracerOptions::copy_callbacks), on the application thread
   // under on_launch's rules; only a sink that orders work before copies needs to override this.
   virtual void on_copy(const core::CopyLaunch&) {}

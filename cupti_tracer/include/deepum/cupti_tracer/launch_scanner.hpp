@@ -100,7 +100,9 @@ class ManagedLookup {
 // Collects distinct managed pointers in order of first appearance, without allocating.
 class PointerCollector {
  public:
-  static constexpr std::size_t kCapacity = 128;  // distinct pointers remembered (for dedupe + key)
+  // Distinct pointers remembered (for dedupe, the key, and the evictor): a foreach kernel's tensor
+  // lists hold up to 150 (PyTorch's multi_tensor_apply: 30 tensors in each of 5 lists).
+  static constexpr std::size_t kCapacity = 256;
 
   explicit PointerCollector(const ManagedLookup& managed) noexcept
       : managed_(managed), bounds_(managed.bounds()) {}
@@ -163,11 +165,20 @@ struct ScanOutcome {
   std::size_t lookups = 0;            // ManagedLookup::contains calls
 };
 
+// Every pointer a scan found, where there are more than KernelLaunch keeps (see
+// core::LaunchPointers): filled on the launching thread, read during its callback.
+struct AllLaunchPointers {
+  std::array<std::uint64_t, PointerCollector::kCapacity> pointers{}, extents{};
+  std::size_t count = 0;  // 0: the launch keeps them all
+  bool complete = false;
+  core::LaunchPointers view() const { return {pointers.data(), extents.data(), count, complete}; }
+};
+
 // Fills launch.function/stream/grid/block/pointers/pointer_count/pointers_truncated/unnamed_memory/
-// execution_key.
+// execution_key, and `every` (if given) where the launch holds more pointers than it keeps.
 // Leaves correlation_id and host_time alone. `layout` may be null (= unknown).
 ScanOutcome scan_launch(const LaunchArguments& args, const ParamLayout* layout, const ManagedLookup& managed,
-                        core::KernelLaunch& launch) noexcept;
+                        core::KernelLaunch& launch, AllLaunchPointers* every = nullptr) noexcept;
 
 // ---- Layout cache -----------------------------------------------------------------------------
 

@@ -1,0 +1,51 @@
+// HostSwapStore: pinned host memory of deepum's own that holds the contents of swapped 2 MB blocks
+// (stream_ordered_swap). A copy between the GPU and pinned memory runs at the link's speed (55 GB/s
+// each way on the H200 machine), where the driver's move of managed memory to the host maps every
+// 4 KiB host page and ran at 8-16 GB/s on the H100.
+//
+// One slot per block, in chunks pinned on first need and kept to the end (pinning costs far more
+// than a copy); a slot freed is reused by the next block. Not thread-safe: the evictor's lock
+// guards it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace deepum::cuda {
+
+class HostSwapStore {
+ public:
+  static constexpr std::uint64_t kSlotBytes = std::uint64_t{1} << 21;    // core::kBlockBytes
+  static constexpr std::uint64_t kChunkBytes = std::uint64_t{64} << 20;  // pinned at once
+
+  explicit HostSwapStore(std::uint64_t limit_bytes) : limit_(limit_bytes) {}
+  ~HostSwapStore();
+  HostSwapStore(const HostSwapStore&) = delete;
+  HostSwapStore& operator=(const HostSwapStore&) = delete;
+
+  // The slot holding the block at `block_address`, taken now (a chunk is pinned if none is free);
+  // nullptr: the limit is reached or the driver refused to pin more (the first refusal is in
+  // error()).
+  void* take(std::uint64_t block_address);
+  // The slot of a block taken before; nullptr: none.
+  void* find(std::uint64_t block_address) const;
+  // The block no longer owns its slot, which is returned: free it with give_back once nothing
+  // copies into or out of it any more. nullptr: the block had none.
+  void* detach(std::uint64_t block_address);
+  void give_back(void* slot) { free_.push_back(slot); }
+
+  std::uint64_t pinned_bytes() const { return chunks_.size() * kChunkBytes; }
+  std::uint64_t used_bytes() const { return slots_.size() * kSlotBytes; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::uint64_t limit_;
+  std::vector<void*> chunks_;
+  std::vector<void*> free_;
+  std::unordered_map<std::uint64_t, void*> slots_;  // block address -> slot
+  std::string error_;
+};
+
+}  // namespace deepum::cuda
