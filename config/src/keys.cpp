@@ -59,8 +59,8 @@ constexpr std::array kKeys{
     KeySpec{"swap_store_limit", "0",
             "Pinned host bytes deepum may hold for blocks stream_ordered_swap swaps out; past it victims "
             "are migrated by the driver as without swap. 0 is automatic: alloc_limit less resident_limit, "
-            "at most half of the host's physical memory. A percentage is of the GPU's memory, as for the "
-            "limits.",
+            "and at most half of the host's physical memory either way. A percentage is of the GPU's "
+            "memory, as for the limits.",
             field<&Config::swap_store_limit>(), std::nullopt, "automatic"},
     KeySpec{"stream_ordered_eviction_thread", "false",
             "With stream_ordered_eviction: evictions are issued from a thread of deepum's, in a CUDA "

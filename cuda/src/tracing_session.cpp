@@ -442,17 +442,20 @@ cupti_tracer::TracingLevel tracer_level(config::TracingLevel level) {
   return cupti_tracer::TracingLevel::full;
 }
 
-// Pinned host memory the swap store may hold: swap_store_limit, or (0) what can be out of the GPU
-// at once, the allocation limit less the resident limit; at most half of the host's memory either
-// way (pinned pages cannot be swapped by the kernel). A percentage is of the host's memory.
-std::uint64_t swap_store_bytes(const config::Config& config, const core::Session& session) {
+// Pinned host memory the swap store may hold: swap_store_limit (a percentage of the GPU's memory,
+// as for the limits), or automatic (0): what can be out of the GPU at once, the allocation limit
+// less the resident limit; at most half of the host's memory either way (the kernel cannot page
+// pinned memory out).
+std::uint64_t swap_store_bytes(const config::Config& config, core::Session& session) {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   const std::uint64_t host =
       pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
   const std::uint64_t alloc = session.allocations().alloc_limit_bytes();
   const std::uint64_t resident = session.allocations().resident_limit_bytes();
-  const std::uint64_t asked = config.swap_store_limit.resolve(host);
-  const std::uint64_t wanted = asked != 0 ? asked : alloc > resident ? alloc - resident : 0;
+  const std::uint64_t wanted =
+      config.swap_store_limit == config::SizeSpec::of_bytes(0)
+          ? (alloc > resident ? alloc - resident : 0)
+          : config.swap_store_limit.resolve(session.allocations().device_total_bytes());
   return host != 0 ? std::min(wanted, host / 2) : wanted;
 }
 
