@@ -580,6 +580,7 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   CUevent placed = take_event_or_count_busy();
   if (placed == nullptr) {
     decision.place.clear();
+    copy_back_on_host(std::exchange(decision.restore, {}));  // only the store holds them
     return;
   }
   EnqueueTimer timer(*this, Move::placement);
@@ -736,6 +737,9 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     std::vector<core::AddressRange> discarded;
     if (!issue(stream, decision, host_time, discarded)) {
       model_.eviction_failed(decision);  // what was not enqueued
+      // Nothing placed: what only the store holds is copied back by the host (the launch then
+      // faults it in).
+      copy_back_on_host(decision.restore);
       return {{}, std::move(discarded), {}};
     }
     // The live estimate counts placements and copies back as prefetches, copies out as evictions.
