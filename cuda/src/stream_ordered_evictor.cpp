@@ -156,11 +156,7 @@ void StreamOrderedEvictor::on_range_allocated(std::uint64_t address, std::uint64
 void StreamOrderedEvictor::on_range_freed(std::uint64_t address) noexcept {
   std::lock_guard lock(mutex_);
   model_.on_range_freed(address);
-  try {
-    release_after_moves(model_.take_released());
-  } catch (const std::exception&) {
-    // Out of memory for the queue: those slots stay taken.
-  }
+  release_dead_slots();
 }
 
 void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,
@@ -168,11 +164,7 @@ void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64
   if (!follows_buffers_) return;
   std::lock_guard lock(mutex_);
   model_.on_buffer_returned(address, bytes, stream);
-  try {
-    release_after_moves(model_.take_released());
-  } catch (const std::exception&) {
-    // Out of memory for the queue: those slots stay taken.
-  }
+  release_dead_slots();
 }
 
 void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept {
@@ -234,6 +226,14 @@ void StreamOrderedEvictor::reap() {
   while (!releases_.empty() && releases_.front().after_moves <= moves_reaped_) {
     store_->give_back(releases_.front().slot);
     releases_.pop_front();
+  }
+}
+
+void StreamOrderedEvictor::release_dead_slots() noexcept {
+  try {
+    release_after_moves(model_.take_released());
+  } catch (const std::exception&) {
+    // Out of memory for the queue: those slots stay taken.
   }
 }
 

@@ -222,6 +222,8 @@ class StreamOrderedEvictor {
   // The slots of these blocks are free once every move issued so far is done (one may still copy
   // into or out of them).
   void release_after_moves(const std::vector<core::AddressRange>& ranges);
+  // The same for the blocks the model released (their contents died, or their range was freed).
+  void release_dead_slots() noexcept;
   // Enqueues the placement of decision.place on the discard stream, after the launch stream's work
   // so far and the evictions in `room`; the launch waits for it. A failure clears decision.place
   // (the launch faults those blocks in).
