@@ -148,20 +148,26 @@ void LaunchOrderedResidency::swap_refused(const std::vector<AddressRange>& block
   unmark_swapped(blocks);
 }
 
-void LaunchOrderedResidency::unmark_swapped(const std::vector<AddressRange>& blocks) {
-  for (const AddressRange& refused : blocks) {
-    Range* range = range_holding(refused.address);
+template <typename Each>
+void LaunchOrderedResidency::for_each_part(const std::vector<AddressRange>& ranges, Each&& each) {
+  for (const AddressRange& wanted : ranges) {
+    Range* range = range_holding(wanted.address);
     if (range == nullptr) continue;
-    const std::size_t last = block_of(refused.address + refused.bytes - 1) - block_of(range->address);
-    for (std::size_t index = block_of(refused.address) - block_of(range->address);
-         index <= last && index < range->blocks.size(); ++index) {
-      Block& block = range->blocks[index];
-      if (!block.swapped) continue;
-      block.swapped = false;
-      swapped_bytes_ -= kBlockBytes;
-      stats_.swapped_out_bytes -= std::min<std::uint64_t>(stats_.swapped_out_bytes, kBlockBytes);
-    }
+    const std::size_t last = block_of(wanted.address + wanted.bytes - 1) - block_of(range->address);
+    for (std::size_t index = block_of(wanted.address) - block_of(range->address);
+         index <= last && index < range->blocks.size(); ++index)
+      each(*range, index);
   }
+}
+
+void LaunchOrderedResidency::unmark_swapped(const std::vector<AddressRange>& blocks) {
+  for_each_part(blocks, [this](Range& range, std::size_t index) {
+    Block& block = range.blocks[index];
+    if (!block.swapped) return;
+    block.swapped = false;
+    swapped_bytes_ -= kBlockBytes;
+    stats_.swapped_out_bytes -= std::min<std::uint64_t>(stats_.swapped_out_bytes, kBlockBytes);
+  });
 }
 
 std::vector<AddressRange> LaunchOrderedResidency::stop_swapping() {
@@ -261,30 +267,32 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
   return new_bytes;
 }
 
-void LaunchOrderedResidency::begin_naming() {
+std::vector<AddressRange> LaunchOrderedResidency::begin_naming(bool unnamed, bool may_evict) {
   named_.clear();
   named_fresh_.clear();
   named_after_placement_ = 0;
+  unnamed_now_ = unnamed;
+  // It may reach blocks it does not name: none may stay fresh or swapped.
+  std::vector<AddressRange> unswap;
+  if (unnamed) unswap = forget_fresh_and_unswap();
+  // Not ordered in its stream (being captured): what it names must not stay swapped.
+  if (!may_evict && options_.swap) {
+    std::vector<AddressRange> rest = stop_swapping();
+    unswap.insert(unswap.end(), rest.begin(), rest.end());
+  }
+  return unswap;
 }
 
 LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch, bool may_evict,
                                                      const LaunchPointers* every) {
   const std::uint64_t now = ++launch_seq_;
-  begin_naming();
   // Every pointer, where the launch holds more than it keeps and none was lost.
   const bool whole_list = every != nullptr && every->complete && every->count > launch.pointer_count;
   // Pointers past the kept ones (a foreach kernel's outputs come after its inputs), or none found:
   // it may write blocks it does not name, which must not be placed (dropped) later, and read
   // blocks it does not name, which must not be swapped.
   const bool unnamed = (launch.pointers_truncated && !whole_list) || launch.unnamed_memory;
-  std::vector<AddressRange> unswap;
-  if (unnamed) unswap = forget_fresh_and_unswap();
-  unnamed_now_ = unnamed;
-  // Not ordered in the stream (it is being captured): what it names must not stay swapped.
-  if (!may_evict && options_.swap) {
-    std::vector<AddressRange> rest = stop_swapping();
-    unswap.insert(unswap.end(), rest.begin(), rest.end());
-  }
+  std::vector<AddressRange> unswap = begin_naming(unnamed, may_evict);
   std::uint64_t new_bytes = 0;
   if (whole_list) {
     for (std::size_t i = 0; i < every->count; ++i)
@@ -302,14 +310,7 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
 LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool may_evict) {
   const std::uint64_t now = ++launch_seq_;
   ++stats_.copies;
-  begin_naming();
-  std::vector<AddressRange> unswap;
-  if (copy.unnamed_memory) unswap = forget_fresh_and_unswap();
-  unnamed_now_ = copy.unnamed_memory;
-  if (!may_evict && options_.swap) {
-    std::vector<AddressRange> rest = stop_swapping();
-    unswap.insert(unswap.end(), rest.begin(), rest.end());
-  }
+  std::vector<AddressRange> unswap = begin_naming(copy.unnamed_memory, may_evict);
   std::uint64_t new_bytes = 0;
   if (copy.bytes != 0) {
     for (std::size_t i = 0; i < copy.operand_count && i < CopyLaunch::kMaxOperands; ++i)
@@ -437,17 +438,11 @@ bool LaunchOrderedResidency::pending(std::uint64_t number) const {
 void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
   const auto restore = [this](const std::vector<AddressRange>& victims) {
     std::uint64_t restored = 0;
-    for (const AddressRange& victim : victims) {
-      Range* range = range_holding(victim.address);
-      if (range == nullptr) continue;
-      const std::size_t last = block_of(victim.address + victim.bytes - 1) - block_of(range->address);
-      for (std::size_t index = block_of(victim.address) - block_of(range->address);
-           index <= last && index < range->blocks.size(); ++index) {
-        if (range->blocks[index].resident) continue;
-        make_resident(*range, index);
-        restored += part(*range, index).bytes;
-      }
-    }
+    for_each_part(victims, [&](Range& range, std::size_t index) {
+      if (range.blocks[index].resident) return;
+      make_resident(range, index);
+      restored += part(range, index).bytes;
+    });
     return restored;
   };
   const std::uint64_t evicted = restore(decision.evict);

@@ -238,7 +238,7 @@ void StreamOrderedEvictor::release_dead_slots() noexcept {
 }
 
 void StreamOrderedEvictor::release_after_moves(const std::vector<core::AddressRange>& ranges) {
-  if (!store_) return;
+  if (!store_ || ranges.empty()) return;  // called at every launch: nothing to do, nothing to reap
   const std::uint64_t issued = moves_reaped_ + in_flight_.size();
   for_each_block(ranges, [&](std::uint64_t block, std::uint64_t) {
     if (void* slot = store_->detach(block)) releases_.push_back({slot, issued});

@@ -215,12 +215,16 @@ class LaunchOrderedResidency {
   // Marks the blocks [pointer, pointer + extent) names (extent 0: to the end of its allocation) as
   // named by `now` in `stream`, into named_; returns the bytes among them not resident yet.
   std::uint64_t name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now, std::uint64_t stream);
-  // Starts an operation's naming: clears the scratch.
-  void begin_naming();
+  // Starts an operation's naming: clears the scratch; with `unnamed` (it may reach memory it does
+  // not name) or not `may_evict` (with swapping), returns the swapped blocks to copy back first.
+  std::vector<AddressRange> begin_naming(bool unnamed, bool may_evict);
   // Every swapped block, no longer swapped, merged into ranges (the caller copies them back).
   std::vector<AddressRange> unswap_all();
   // A swapped block's store copy is not needed any more.
   void release_swapped(Range& range, std::size_t index);
+  // Calls `each(range, index)` for every part of a live range that `ranges` cover.
+  template <typename Each>
+  void for_each_part(const std::vector<AddressRange>& ranges, Each&& each);
   // The swapped blocks among `blocks` hold their contents on the GPU after all (not copied out).
   void unmark_swapped(const std::vector<AddressRange>& blocks);
   // Counts named_ as resident and decides what must be evicted before them, in `stream`.
