@@ -73,6 +73,19 @@ void EventPipeline::set_kernel_records_paused(bool paused) {
 }
 
 void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecorder* recorder) {
+  // The trace file's own records: nothing else in the pipeline follows them.
+  if (const auto* operands = std::get_if<LaunchOperands>(&event)) {
+    if (recorder) recorder->launch_operands(*operands);
+    return;
+  }
+  if (const auto* copy = std::get_if<CopyLaunch>(&event)) {
+    if (recorder) recorder->copy_launch(*copy);
+    return;
+  }
+  if (const auto* buffer = std::get_if<BufferEvent>(&event)) {
+    if (recorder) recorder->buffer_event(*buffer);
+    return;
+  }
   std::lock_guard lock(stats_mutex_);
   if (const auto* execution = std::get_if<KernelExecution>(&event)) {
     if (recorder) recorder->execution(*execution);

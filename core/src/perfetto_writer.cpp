@@ -25,6 +25,7 @@ constexpr int kFirstStreamTid = 10;
 constexpr int kLaunchTid = 1;
 constexpr int kHintTid = 2;
 constexpr int kRangeTid = 3;
+constexpr int kBufferTid = 4;  // not a fixed track: named at the first buffer event
 constexpr std::string_view kResidentCounter = "resident bytes";
 
 struct Track {
@@ -205,6 +206,7 @@ bool PerfettoJsonWriter::start(bool opened, std::optional<Timestamp> base_time) 
     stream_tracks_.clear();
     pending_launches_.clear();
     newest_correlation_ = 0;
+    buffer_track_named_ = false;
     bool ok = output_.write("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
     for (const Track& process : kProcesses) {
       event_.clear();
@@ -386,6 +388,22 @@ bool PerfettoJsonWriter::write(const Hint& hint) noexcept {
   });
 }
 
+bool PerfettoJsonWriter::write(const BufferEvent& buffer) noexcept {
+  return guarded([&] {
+    bool ok = true;
+    if (!buffer_track_named_) {
+      ok = emit_thread_name(kDeepumPid, kBufferTid, "allocator buffers");
+      buffer_track_named_ = true;
+    }
+    const bool returned = buffer.kind == BufferEvent::Kind::returned;
+    begin_event(returned ? "buffer returned" : "buffer handed out", "i", buffer.time, kDeepumPid, kBufferTid);
+    append(event_, ",\"args\":{{\"address\":\"{:#x}\",\"bytes\":{}", buffer.address, buffer.bytes);
+    if (returned) append(event_, ",\"stream\":\"{:#x}\"", buffer.stream);
+    event_ += "}}";
+    return ok && emit();
+  });
+}
+
 bool PerfettoJsonWriter::write(const ResidentSample& sample) noexcept {
   return guarded([&] {
     begin_event(kResidentCounter, "C", sample.time, kDeepumPid, std::nullopt);
@@ -421,7 +439,7 @@ bool PerfettoJsonWriter::finish() noexcept {
 bool write_perfetto_json(const Trace& trace, const std::string& path, std::string* error) {
   // Time order keeps the events readable and each launch ahead of its execution, so the writer
   // holds only the launches in flight.
-  enum class Kind : std::uint8_t { launch, execution, fault, migration, range, hint, sample };
+  enum class Kind : std::uint8_t { launch, execution, fault, migration, range, hint, sample, buffer };
   struct Item {
     Timestamp time;
     Kind kind;
@@ -433,7 +451,7 @@ bool write_perfetto_json(const Trace& trace, const std::string& path, std::strin
   std::vector<Item> items;
   items.reserve(trace.launches.size() + trace.executions.size() + trace.faults.size() +
                 trace.migrations.size() + trace.ranges.size() + trace.hints.size() +
-                trace.resident_samples.size());
+                trace.resident_samples.size() + trace.buffer_events.size());
   const auto add = [&items](const auto& records, Kind kind, auto time_of) {
     for (std::size_t i = 0; i < records.size(); ++i) items.push_back({time_of(records[i]), kind, i});
   };
@@ -444,6 +462,7 @@ bool write_perfetto_json(const Trace& trace, const std::string& path, std::strin
   add(trace.ranges, Kind::range, [](const RangeEvent& r) { return r.time; });
   add(trace.hints, Kind::hint, [](const Hint& r) { return r.time; });
   add(trace.resident_samples, Kind::sample, [](const ResidentSample& r) { return r.time; });
+  add(trace.buffer_events, Kind::buffer, [](const BufferEvent& r) { return r.time; });
   std::sort(items.begin(), items.end());
 
   PerfettoJsonWriter writer;
@@ -474,6 +493,9 @@ bool write_perfetto_json(const Trace& trace, const std::string& path, std::strin
         break;
       case Kind::sample:
         ok = writer.write(trace.resident_samples[item.index]);
+        break;
+      case Kind::buffer:
+        ok = writer.write(trace.buffer_events[item.index]);
         break;
     }
   }

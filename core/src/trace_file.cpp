@@ -32,14 +32,38 @@ constexpr std::size_t kMigrationBytes = 34;
 constexpr std::size_t kRangeEventBytes = 25;
 constexpr std::size_t kHintBytes = 25;
 constexpr std::size_t kResidentSampleBytes = 24;
+constexpr std::size_t kLaunchOperandsFixedBytes = 11;  // then kLaunchOperandBytes per operand
+constexpr std::size_t kLaunchOperandBytes = 16;        // pointer, extent
+constexpr std::size_t kMaxLaunchOperands = std::numeric_limits<std::uint16_t>::max();
+constexpr std::size_t kCopyLaunchBytes = 52;
+constexpr std::size_t kBufferEventBytes = 33;
 constexpr std::size_t kEndBytes = 16;
 constexpr std::size_t kMaxPayloadBytes = std::numeric_limits<std::uint32_t>::max();
+
+// launch_operands flags.
+constexpr std::uint8_t kOperandsComplete = 0x01;
+constexpr std::uint8_t kOperandsUnnamedMemory = 0x02;
+constexpr std::uint8_t kKnownOperandsFlags = kOperandsComplete | kOperandsUnnamedMemory;
+
+// The minor version that introduced a record type: a file of an older minor holding one is corrupt.
+std::uint32_t first_minor_version(TraceRecordType type) {
+  switch (type) {
+    case TraceRecordType::launch_operands:
+    case TraceRecordType::copy_launch:
+    case TraceRecordType::buffer_event:
+      return 4;
+    default:
+      return 0;
+  }
+}
 
 std::string errno_text() { return std::strerror(errno); }
 
 // Little-endian fields, assembled byte by byte so the format does not depend on the host.
 class PayloadBuilder {
  public:
+  static constexpr std::size_t kCapacity = kKernelLaunchFixedBytes + 8 * KernelLaunch::kMaxPointers;
+
   void u8(std::uint8_t value) { bytes_[size_++] = value; }
   void u16(std::uint16_t value) { put(value, 2); }
   void u32(std::uint32_t value) { put(value, 4); }
@@ -51,7 +75,7 @@ class PayloadBuilder {
     for (std::size_t i = 0; i < width; ++i) bytes_[size_++] = static_cast<std::uint8_t>(value >> (8 * i));
   }
 
-  std::array<std::uint8_t, kKernelLaunchFixedBytes + 8 * KernelLaunch::kMaxPointers> bytes_{};
+  std::array<std::uint8_t, kCapacity> bytes_{};
   std::size_t size_ = 0;
 };
 
@@ -107,6 +131,12 @@ std::string_view record_type_name(std::uint8_t type) {
       return "hint";
     case TraceRecordType::resident_sample:
       return "resident_sample";
+    case TraceRecordType::launch_operands:
+      return "launch_operands";
+    case TraceRecordType::copy_launch:
+      return "copy_launch";
+    case TraceRecordType::buffer_event:
+      return "buffer_event";
     case TraceRecordType::end:
       return "end";
   }
@@ -411,6 +441,57 @@ bool TraceWriter::write(const ResidentSample& sample) noexcept {
   return put_record(TraceRecordType::resident_sample, p.bytes());
 }
 
+bool TraceWriter::write(const LaunchOperands& operands) noexcept {
+  if (!ready_for_record()) return false;
+  const std::size_t count = std::min(operands.pointers.size(), kMaxLaunchOperands);
+  // Operands past the cap are lost, so the record no longer holds every one.
+  const bool complete = operands.complete && count == operands.pointers.size();
+  PayloadBuilder head;
+  head.u8(static_cast<std::uint8_t>(TraceRecordType::launch_operands));
+  head.u32(clamp_u32(kLaunchOperandsFixedBytes + kLaunchOperandBytes * count));
+  head.u64(operands.correlation_id);
+  head.u8(static_cast<std::uint8_t>((complete ? kOperandsComplete : 0) |
+                                    (operands.unnamed_memory ? kOperandsUnnamedMemory : 0)));
+  head.u16(static_cast<std::uint16_t>(count));
+  ++records_;
+  bool ok = put(head.bytes().data(), head.bytes().size());
+  // A record may hold 65535 operands: they go out a batch at a time, through a fixed buffer.
+  constexpr std::size_t kBatch = PayloadBuilder::kCapacity / kLaunchOperandBytes;
+  for (std::size_t first = 0; ok && first < count; first += kBatch) {
+    PayloadBuilder batch;
+    for (std::size_t i = first; i < std::min(count, first + kBatch); ++i) {
+      batch.u64(operands.pointers[i]);
+      batch.u64(i < operands.extents.size() ? operands.extents[i] : 0);  // a missing extent is unknown
+    }
+    ok = put(batch.bytes().data(), batch.bytes().size());
+  }
+  return ok;
+}
+
+bool TraceWriter::write(const CopyLaunch& copy) noexcept {
+  const std::size_t count = std::min<std::size_t>(copy.operand_count, CopyLaunch::kMaxOperands);
+  PayloadBuilder p;
+  p.u64(copy.correlation_id);
+  p.u64(copy.stream);
+  p.u64(copy.host_time);
+  p.u8(static_cast<std::uint8_t>(copy.operation));
+  p.u16(static_cast<std::uint16_t>(count));
+  for (std::size_t i = 0; i < CopyLaunch::kMaxOperands; ++i) p.u64(i < count ? copy.operands[i] : 0);
+  p.u64(copy.bytes);
+  p.u8(copy.unnamed_memory ? 1 : 0);
+  return put_record(TraceRecordType::copy_launch, p.bytes());
+}
+
+bool TraceWriter::write(const BufferEvent& buffer) noexcept {
+  PayloadBuilder p;
+  p.u8(static_cast<std::uint8_t>(buffer.kind));
+  p.u64(buffer.time);
+  p.u64(buffer.address);
+  p.u64(buffer.bytes);
+  p.u64(buffer.stream);
+  return put_record(TraceRecordType::buffer_event, p.bytes());
+}
+
 bool TraceWriter::finish() noexcept {
   if (state_ == State::closed) return output_.fail("no trace is open");
   if (state_ == State::finished) return ok();
@@ -676,6 +757,15 @@ std::optional<TraceRecord> TraceReader::next() {
       ++skipped_;
       continue;
     }
+    if (const std::uint32_t since = first_minor_version(static_cast<TraceRecordType>(type));
+        header_.minor_version < since) {
+      fail_record(
+          type, record_start,
+          fmt::format("record type {:#04x} is new in version {}.{}; version {}.{} has no such type, so "
+                      "the file is corrupt",
+                      type, kTraceMajorVersion, since, header_.major_version, header_.minor_version));
+      return std::nullopt;
+    }
 
     // A newer minor revision may append fields to a payload; this reader ignores them.
     const auto check_length = [&](std::uint64_t expected, std::string_view described) {
@@ -684,13 +774,19 @@ std::optional<TraceRecord> TraceReader::next() {
                          fmt::format("payload length {} does not fit its type: {} is {} bytes", payload_bytes,
                                      described, expected));
     };
+    // A payload of variable length, shorter than its fixed fields.
+    const auto fail_shorter_than = [&](std::uint64_t minimum, std::string_view described) {
+      return fail_record(type, record_start,
+                         fmt::format("payload length {} does not fit its type: {} is at least {} bytes",
+                                     payload_bytes, described, minimum));
+    };
     if (!fill(static_cast<std::size_t>(record_bytes))) return std::nullopt;
     PayloadParser p(input_.data() + cursor_ + kRecordHeaderBytes);
     std::optional<TraceRecord> record;
     switch (static_cast<TraceRecordType>(type)) {
       case TraceRecordType::function_name: {
         if (payload_bytes < kFunctionNameFixedBytes) {
-          check_length(kFunctionNameFixedBytes, "a function_name payload is at least");
+          fail_shorter_than(kFunctionNameFixedBytes, "a function_name payload");
           return std::nullopt;
         }
         FunctionName name;
@@ -706,7 +802,7 @@ std::optional<TraceRecord> TraceReader::next() {
       }
       case TraceRecordType::kernel_launch: {
         if (payload_bytes < kKernelLaunchFixedBytes) {
-          check_length(kKernelLaunchFixedBytes, "a kernel_launch payload is at least");
+          fail_shorter_than(kKernelLaunchFixedBytes, "a kernel_launch payload");
           return std::nullopt;
         }
         KernelLaunch launch;
@@ -836,6 +932,80 @@ std::optional<TraceRecord> TraceReader::next() {
         record = sample;
         break;
       }
+      case TraceRecordType::launch_operands: {
+        if (payload_bytes < kLaunchOperandsFixedBytes) {
+          fail_shorter_than(kLaunchOperandsFixedBytes, "a launch_operands payload");
+          return std::nullopt;
+        }
+        LaunchOperands operands;
+        operands.correlation_id = p.u64();
+        const std::uint8_t flags = p.u8();
+        const std::uint16_t count = p.u16();
+        // Flags may be added in minor revisions; in a file of this one, an unknown bit is damage.
+        if ((flags & ~kKnownOperandsFlags) != 0 && !newer_minor) {
+          fail_record(type, record_start,
+                      fmt::format("flags {:#04x} set bits version {}.{} does not define", flags,
+                                  header_.major_version, header_.minor_version));
+          return std::nullopt;
+        }
+        if (!check_length(kLaunchOperandsFixedBytes + kLaunchOperandBytes * std::uint64_t{count},
+                          fmt::format("a launch_operands payload with {} operands", count))) {
+          return std::nullopt;
+        }
+        operands.complete = (flags & kOperandsComplete) != 0;
+        operands.unnamed_memory = (flags & kOperandsUnnamedMemory) != 0;
+        operands.pointers.resize(count);
+        operands.extents.resize(count);
+        for (std::size_t i = 0; i < count; ++i) {
+          operands.pointers[i] = p.u64();
+          operands.extents[i] = p.u64();
+        }
+        record = std::move(operands);
+        break;
+      }
+      case TraceRecordType::copy_launch: {
+        if (!check_length(kCopyLaunchBytes, "a copy_launch payload")) return std::nullopt;
+        CopyLaunch copy;
+        copy.correlation_id = p.u64();
+        copy.stream = p.u64();
+        copy.host_time = p.u64();
+        const std::uint8_t operation = p.u8();
+        copy.operand_count = p.u16();
+        for (std::uint64_t& operand : copy.operands) operand = p.u64();
+        copy.bytes = p.u64();
+        copy.unnamed_memory = p.u8() != 0;
+        if (operation != static_cast<std::uint8_t>(GpuOperation::memcpy) &&
+            operation != static_cast<std::uint8_t>(GpuOperation::memset)) {
+          fail_record(type, record_start,
+                      fmt::format("operation {} is not a copy operation (1 memcpy, 2 memset)", operation));
+          return std::nullopt;
+        }
+        copy.operation = static_cast<GpuOperation>(operation);
+        if (copy.operand_count > CopyLaunch::kMaxOperands) {
+          fail_record(type, record_start,
+                      fmt::format("operand_count {} is more than the {} operands a copy holds",
+                                  copy.operand_count, CopyLaunch::kMaxOperands));
+          return std::nullopt;
+        }
+        record = copy;
+        break;
+      }
+      case TraceRecordType::buffer_event: {
+        if (!check_length(kBufferEventBytes, "a buffer_event payload")) return std::nullopt;
+        BufferEvent buffer;
+        const std::uint8_t kind = p.u8();
+        if (kind > static_cast<std::uint8_t>(BufferEvent::Kind::returned)) {
+          fail_record(type, record_start, fmt::format("kind {} is not a buffer event kind", kind));
+          return std::nullopt;
+        }
+        buffer.kind = static_cast<BufferEvent::Kind>(kind);
+        buffer.time = p.u64();
+        buffer.address = p.u64();
+        buffer.bytes = p.u64();
+        buffer.stream = p.u64();
+        record = buffer;
+        break;
+      }
       case TraceRecordType::end:
         break;  // handled above
     }
@@ -859,6 +1029,9 @@ struct Collector {
   void operator()(RangeEvent&& range) { trace.ranges.push_back(range); }
   void operator()(Hint&& hint) { trace.hints.push_back(hint); }
   void operator()(ResidentSample&& sample) { trace.resident_samples.push_back(sample); }
+  void operator()(LaunchOperands&& operands) { trace.launch_operands.push_back(std::move(operands)); }
+  void operator()(CopyLaunch&& copy) { trace.copies.push_back(copy); }
+  void operator()(BufferEvent&& buffer) { trace.buffer_events.push_back(buffer); }
 };
 
 TraceReadResult read_all(TraceReader& reader, bool opened) {
@@ -908,6 +1081,8 @@ std::optional<TimeSpan> time_span(const Trace& trace) {
   for (const RangeEvent& r : trace.ranges) see(r.time, r.time);
   for (const Hint& h : trace.hints) see(h.time, h.time);
   for (const ResidentSample& s : trace.resident_samples) see(s.time, s.time);
+  for (const CopyLaunch& c : trace.copies) see(c.host_time, c.host_time);
+  for (const BufferEvent& b : trace.buffer_events) see(b.time, b.time);
   return span;
 }
 
@@ -922,12 +1097,14 @@ std::string summarize(const Trace& trace) {
   }
   out += fmt::format(
       "  records: {} kernel launches, {} kernel executions, {} memcpys, {} memsets, {} page fault groups, "
-      "{} migrations, {} range events, {} hints, {} resident samples, {} function names",
+      "{} migrations, {} range events, {} hints, {} resident samples, {} function names, {} launch "
+      "operands, {} copy launches, {} buffer events",
       trace.launches.size(), by_operation[static_cast<std::size_t>(GpuOperation::kernel)],
       by_operation[static_cast<std::size_t>(GpuOperation::memcpy)],
       by_operation[static_cast<std::size_t>(GpuOperation::memset)], trace.faults.size(),
       trace.migrations.size(), trace.ranges.size(), trace.hints.size(), trace.resident_samples.size(),
-      trace.function_names.size());
+      trace.function_names.size(), trace.launch_operands.size(), trace.copies.size(),
+      trace.buffer_events.size());
   if (trace.skipped_records > 0) {
     out += fmt::format(", {} of newer types skipped", trace.skipped_records);
   }

@@ -44,5 +44,8 @@ void TraceRecorder::migration(const Migration& migration) { write_both(migration
 void TraceRecorder::range(const RangeEvent& range) { write_both(range); }
 void TraceRecorder::hint(const Hint& hint) { write_both(hint); }
 void TraceRecorder::resident(const ResidentSample& sample) { write_both(sample); }
+void TraceRecorder::launch_operands(const LaunchOperands& operands) { compact_.write(operands); }
+void TraceRecorder::copy_launch(const CopyLaunch& copy) { compact_.write(copy); }
+void TraceRecorder::buffer_event(const BufferEvent& buffer) { write_both(buffer); }
 
 }  // namespace deepum::core

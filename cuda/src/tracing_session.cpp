@@ -4,12 +4,16 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstddef>
 #include <mutex>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "deepum/core/live_buffers.hpp"
 #include "deepum/core/trace_recorder.hpp"
@@ -51,17 +55,21 @@ class RegistryLookup final : public cupti_tracer::ManagedLookup {
 };
 
 // The tracer's events go straight into the pipeline's queues; launches may also leave a progress
-// marker in their stream, and evictions ordered before them.
+// marker in their stream, and evictions ordered before them. While a trace file is recorded, every
+// launch's operands and every copy go to it too, for the simulator's replay of those evictions.
 class PipelineSink final : public cupti_tracer::EventSink {
  public:
-  PipelineSink(EventPipeline& pipeline, ProgressMarkers* markers, StreamOrderedEvictor* evictor)
-      : pipeline_(pipeline), markers_(markers), evictor_(evictor) {}
+  PipelineSink(EventPipeline& pipeline, ProgressMarkers* markers, StreamOrderedEvictor* evictor,
+               bool records_trace_file)
+      : pipeline_(pipeline), markers_(markers), evictor_(evictor), records_trace_file_(records_trace_file) {}
   void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every) override {
     pipeline_.on_launch(launch);
+    if (records_trace_file_) post_operands(launch, every);
     if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
     if (evictor_ != nullptr) report(evictor_->before_launch(launch, every), launch.host_time);
   }
   void on_copy(const core::CopyLaunch& copy) override {
+    if (records_trace_file_) pipeline_.on_copy_launch(copy);
     if (evictor_ == nullptr) return;
     if (copy.unnamed_memory) {
       evictor_->forget_fresh();  // nothing to order before it: its operands are unknown
@@ -78,6 +86,31 @@ class PipelineSink final : public cupti_tracer::EventSink {
   }
 
  private:
+  // Every pointer the launch names with its extent: `every` where the launch holds more than it
+  // keeps, else its own. Allocates on the program's thread, hence only for a trace file; out of
+  // memory loses this record alone, never the moves ordered before the launch.
+  void post_operands(const core::KernelLaunch& launch, const core::LaunchPointers* every) noexcept {
+    try {
+      core::LaunchOperands operands;
+      operands.correlation_id = launch.correlation_id;
+      operands.unnamed_memory = launch.unnamed_memory;
+      if (every != nullptr) {
+        operands.complete = every->complete;
+        operands.pointers.assign(every->pointers, every->pointers + every->count);
+        operands.extents.assign(every->extents, every->extents + every->count);
+      } else {
+        const auto kept = static_cast<std::ptrdiff_t>(
+            std::min<std::size_t>(launch.pointer_count, core::KernelLaunch::kMaxPointers));
+        operands.complete = !launch.pointers_truncated;
+        operands.pointers.assign(launch.pointers.begin(), launch.pointers.begin() + kept);
+        operands.extents.assign(launch.extents.begin(), launch.extents.begin() + kept);
+      }
+      pipeline_.on_launch_operands(std::move(operands));
+    } catch (const std::exception&) {
+      // Out of memory: the trace lacks this launch's operands; the simulator sees no record of them.
+    }
+  }
+
   // The live estimate follows the moves ordered before a launch as they are decided.
   void report(const StreamOrderedEvictor::Moves& moves, core::Timestamp time) {
     for (const core::AddressRange& range : moves.evicted)
@@ -91,6 +124,7 @@ class PipelineSink final : public cupti_tracer::EventSink {
   EventPipeline& pipeline_;
   ProgressMarkers* markers_;
   StreamOrderedEvictor* evictor_;
+  const bool records_trace_file_;
 };
 
 struct Runtime {
@@ -170,6 +204,16 @@ void pause_or_resume_kernel_records(Runtime& runtime, core::Timestamp now) {
   }
 }
 
+// "a", "a and b", "a, b and c".
+std::string join_as_list(const std::vector<std::string_view>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i != 0) out += i + 1 == items.size() ? " and " : ", ";
+    out += items[i];
+  }
+  return out;
+}
+
 // PyTorch loads libc10_cuda.so as a dependency of an RTLD_LOCAL extension: not in the global scope.
 void* lookup_in_pytorch(const char* name) {
   if (void* symbol = real_dlsym()(RTLD_DEFAULT, name)) return symbol;
@@ -178,10 +222,10 @@ void* lookup_in_pytorch(const char* name) {
 
 // PyTorch's allocator tracker, attached from the worker (which holds no allocator lock) once the
 // allocator exists; until then, tried again every few steps. It gives the size of every tensor a
-// kernel names (to evictions before launches, and to the prefetcher with remote_access) and the
-// blocks to discard (prefetch.discard).
+// kernel names (to evictions before launches, and to the prefetcher with remote_access), the
+// blocks to discard (prefetch.discard), and the trace file's buffer events.
 void attach_block_tracker(Runtime& runtime) {
-  if (!runtime.live_buffers && !runtime.discarder) return;
+  if (!runtime.live_buffers && !runtime.discarder && !runtime.recorder) return;
   if (runtime.tracker_settled || runtime.tracker_attempts++ % 200 != 0) return;
   Runtime* rt = &runtime;
   const pytorch_allocator::AttachResult result = pytorch_allocator::attach_block_tracker(
@@ -192,6 +236,12 @@ void attach_block_tracker(Runtime& runtime) {
         // Inside PyTorch's allocator, with its lock held: nothing may escape into it.
         try {
           const bool handed_out = event.kind == pytorch_allocator::BlockEvent::Kind::handed_out;
+          if (rt->recorder) {
+            rt->pipeline->on_buffer_event(
+                {handed_out ? core::BufferEvent::Kind::handed_out : core::BufferEvent::Kind::returned,
+                 now_ns(), event.address, event.bytes,
+                 handed_out ? std::uint64_t{0} : reinterpret_cast<std::uintptr_t>(event.stream)});
+          }
           if (rt->live_buffers) {
             if (handed_out) {
               rt->live_buffers->handed_out(event.address, event.bytes);
@@ -220,14 +270,21 @@ void attach_block_tracker(Runtime& runtime) {
       lookup_in_pytorch);
   using Outcome = pytorch_allocator::AttachResult::Outcome;
   // What following the allocator is for here, and what is lost without it.
-  const std::string uses = runtime.live_buffers && runtime.discarder
-                               ? "tensor sizes of launches, and discarding the blocks it takes back"
-                           : runtime.live_buffers ? "tensor sizes of launches"
-                                                  : "discarding the blocks it takes back";
-  const std::string fallback = runtime.live_buffers && runtime.discarder
-                                   ? "tensor sizes are guessed from pointers alone, and nothing is discarded"
-                               : runtime.live_buffers ? "tensor sizes are guessed from pointers alone"
-                                                      : "nothing is discarded";
+  std::vector<std::string_view> used_for, lost;
+  if (runtime.live_buffers) {
+    used_for.push_back("tensor sizes of launches");
+    lost.push_back("tensor sizes are guessed from pointers alone");
+  }
+  if (runtime.discarder) {
+    used_for.push_back("discarding the blocks it takes back");
+    lost.push_back("nothing is discarded");
+  }
+  if (runtime.recorder) {
+    used_for.push_back("the trace file's buffer events");
+    lost.push_back("the trace file has no buffer events");
+  }
+  const std::string uses = join_as_list(used_for);
+  const std::string fallback = join_as_list(lost);
   switch (result.outcome) {
     case Outcome::attached:
       core::logger().info("following PyTorch's allocator ({}): {}", result.detail, uses);
@@ -578,10 +635,12 @@ void start_once(core::Session& session) {
   runtime->pipeline = pipeline.get();
   session.attach_pipeline(std::move(pipeline));
 
+  // Before the tracer starts: its sink records launch operands and copies only for a trace file.
+  runtime->recorder = open_trace(session);
   if (config.tracing != config::TracingLevel::off) {
     runtime->lookup = std::make_unique<RegistryLookup>(session.registry(), runtime->live_buffers.get());
-    runtime->sink =
-        std::make_unique<PipelineSink>(*runtime->pipeline, runtime->markers.get(), runtime->evictor.get());
+    runtime->sink = std::make_unique<PipelineSink>(*runtime->pipeline, runtime->markers.get(),
+                                                   runtime->evictor.get(), runtime->recorder != nullptr);
     runtime->tracer = std::make_unique<cupti_tracer::CuptiTracer>();
     cupti_tracer::TracerOptions tracer_options;
     tracer_options.level = tracer_level(config.tracing);
@@ -600,7 +659,8 @@ void start_once(core::Session& session) {
         reinterpret_cast<decltype(tracer_options.driver.device_get_count)>(
             find_driver_function("cuDeviceGetCount"));
     tracer_options.managed = runtime->lookup.get();
-    tracer_options.copy_callbacks = runtime->evictor != nullptr;
+    // Copies are ordered behind evictions, and recorded for the simulator's replay of them.
+    tracer_options.copy_callbacks = runtime->evictor != nullptr || runtime->recorder != nullptr;
     tracer_options.cupti_path = config.cupti_library;
     tracer_options.um_counter_all_devices = true;
     tracer_options.um_counters = config.tracing == config::TracingLevel::full;
@@ -641,7 +701,6 @@ void start_once(core::Session& session) {
 
   runtime->executor = std::make_unique<DriverHintExecutor>(current_context());
   g_runtime.store(runtime, std::memory_order_release);
-  runtime->recorder = open_trace(session);
   runtime->worker = start_worker(*runtime);
   std::atexit(stop_tracing_at_exit);
 }

@@ -620,10 +620,16 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
   const std::optional<CopyCall> call = decode_copy_call(cbid, data.functionParams);
   if (!call) return;
   bump(counters_->copies);
+  // Stamped like launches: a trace file's copies are replayed in host-time order among them.
+  const auto host_time = [this] {
+    std::uint64_t now = 0;
+    return library_->api().get_timestamp(&now) == CUPTI_SUCCESS ? now : 0;
+  };
   if (!call->decoded) {
     core::CopyLaunch copy;  // no operands: what it writes is unknown
     copy.unnamed_memory = true;
     copy.correlation_id = data.correlationId;
+    copy.host_time = host_time();
     sink_->on_copy(copy);
     return;
   }
@@ -632,8 +638,7 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
   if (copy.operand_count == 0) return;
   bump(counters_->copies_with_managed_operands);
   copy.correlation_id = data.correlationId;
-  std::uint64_t now = 0;
-  if (library_->api().get_timestamp(&now) == CUPTI_SUCCESS) copy.host_time = now;
+  copy.host_time = host_time();
   sink_->on_copy(copy);
 }
 

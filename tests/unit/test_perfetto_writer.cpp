@@ -377,3 +377,60 @@ TEST_CASE("validate_perfetto_json rejects malformed documents") {
         }) == "thread 2 of process 2 has events but no thread_name");
   CHECK(validate_perfetto_json("{\"traceEvents\":[]}") == "no process_name \"GPU\" for pid 1");
 }
+
+TEST_CASE("buffer events go on an allocator track named at the first one") {
+  // Documents without buffer events (all those written before 1.4) have no such track.
+  const json plain = json::parse(small_run());
+  CHECK(thread_name(plain, 2, 4).empty());
+
+  std::ostringstream out;
+  PerfettoJsonWriter writer;
+  REQUIRE(writer.open(out, "buffers", Timestamp{1'000'000}));
+  REQUIRE(writer.write(
+      BufferEvent{BufferEvent::Kind::handed_out, 1'000'000, 0x7000'0000'0000ull, kBlockBytes, 0}));
+  REQUIRE(writer.write(
+      BufferEvent{BufferEvent::Kind::returned, 1'002'000, 0x7000'0000'0000ull, kBlockBytes, 0x99}));
+  REQUIRE(writer.finish());
+  const std::string text = out.str();
+  const std::string problem = validate_perfetto_json(text);
+  CHECK_MESSAGE(problem.empty(), problem);
+  const json document = json::parse(text);
+  CHECK(thread_name(document, 2, 4) == "allocator buffers");
+  std::size_t track_names = 0;
+  for (const json& event : document["traceEvents"])
+    if (event["ph"] == "M" && event["name"] == "thread_name" && event.value("tid", -1) == 4) ++track_names;
+  CHECK(track_names == 1);
+  const std::vector<json> handed = events_named(document, "i", "buffer handed out");
+  REQUIRE(handed.size() == 1);
+  CHECK(handed[0]["pid"] == 2);
+  CHECK(handed[0]["tid"] == 4);
+  CHECK(handed[0]["args"]["address"] == "0x700000000000");
+  CHECK(handed[0]["args"]["bytes"] == kBlockBytes);
+  CHECK_FALSE(handed[0]["args"].contains("stream"));
+  const std::vector<json> returned = events_named(document, "i", "buffer returned");
+  REQUIRE(returned.size() == 1);
+  CHECK(returned[0]["ts"].get<double>() == doctest::Approx(2.0));
+  CHECK(returned[0]["args"]["stream"] == "0x99");
+}
+
+TEST_CASE("write_perfetto_json draws a trace's buffer events, and its copies count toward the base time") {
+  Trace trace;
+  trace.ranges.push_back({RangeEvent::Kind::allocated, 40'000, 0x0, kBlockBytes});
+  trace.buffer_events.push_back({BufferEvent::Kind::handed_out, 45'000, 0x0, 4096, 0});
+  // Not drawn (its execution record is), but the earliest time in the trace.
+  trace.copies.push_back({7, 0, 30'000, GpuOperation::memcpy, 1, {0x0, 0}, 4096, false});
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("deepum-convert-buffers." + std::to_string(getpid()) + ".json");
+  std::string error;
+  REQUIRE_MESSAGE(write_perfetto_json(trace, path.string(), &error), error);
+  std::ifstream in(path);
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  std::filesystem::remove(path);
+  const std::string problem = validate_perfetto_json(text);
+  CHECK_MESSAGE(problem.empty(), problem);
+  const json document = json::parse(text);
+  CHECK(document["metadata"]["deepum_base_timestamp_ns"] == "30000");
+  const std::vector<json> handed = events_named(document, "i", "buffer handed out");
+  REQUIRE(handed.size() == 1);
+  CHECK(handed[0]["ts"].get<double>() == doctest::Approx(15.0));
+}

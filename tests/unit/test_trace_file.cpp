@@ -127,6 +127,21 @@ struct Sample {
   Hint prefetch{Hint::Kind::prefetch_to_gpu, 1'500'000, 0x7000'0040'0000ull, 2 * kBlockBytes};
   Hint discard{Hint::Kind::discard, 1'600'000, 0x7000'0080'0000ull, kBlockBytes};
   ResidentSample resident{4'000'000, 6 * kBlockBytes, 123456789};
+  // Since 1.4.
+  LaunchOperands operands{.correlation_id = 8,
+                          .pointers = {launch3.pointers[0], launch3.pointers[1], launch3.pointers[2]},
+                          .extents = {kBlockBytes, 0, 3 * kBlockBytes}};
+  CopyLaunch copy{.correlation_id = 901,
+                  .stream = 0x55550000ull,
+                  .host_time = 1'700'000,
+                  .operand_count = 2,
+                  .operands = {0x7000'0000'0000ull, 0x7000'0040'0000ull},
+                  .bytes = 65536};
+  BufferEvent returned{.kind = BufferEvent::Kind::returned,
+                       .time = 1'800'000,
+                       .address = 0x7000'0040'0000ull,
+                       .bytes = 2 * kBlockBytes,
+                       .stream = 0x55550000ull};
 
   Sample() { launch_full.pointers_truncated = true; }
 
@@ -136,7 +151,10 @@ struct Sample {
     REQUIRE(writer.define_function(launch0.function, "void gemm<float>(float const*, float*)"));
     REQUIRE(writer.write(launch0));
     REQUIRE(writer.write(launch3));
+    REQUIRE(writer.write(operands));
     REQUIRE(writer.write(launch_full));
+    REQUIRE(writer.write(copy));
+    REQUIRE(writer.write(returned));
     REQUIRE(writer.write(prefetch));
     REQUIRE(writer.write(discard));
     REQUIRE(writer.write(execution));
@@ -146,7 +164,7 @@ struct Sample {
     REQUIRE(writer.write(resident));
     REQUIRE(writer.write(freed));
   }
-  static constexpr std::uint64_t kRecords = 13;
+  static constexpr std::uint64_t kRecords = 16;
 
   std::string bytes() const {
     std::ostringstream out;
@@ -211,7 +229,54 @@ void check_sample(const Trace& trace, const Sample& s) {
   CHECK(trace.resident_samples[0].time == 4'000'000);
   CHECK(trace.resident_samples[0].estimated_resident_bytes == 6 * kBlockBytes);
   CHECK(trace.resident_samples[0].measured_used_bytes == 123456789);
-  CHECK(trace.skipped_records == 0);
+  REQUIRE(trace.launch_operands.size() == 1);
+  CHECK(trace.launch_operands[0].correlation_id == 8);
+  CHECK(trace.launch_operands[0].complete);
+  CHECK_FALSE(trace.launch_operands[0].unnamed_memory);
+  CHECK(trace.launch_operands[0].pointers == s.operands.pointers);
+  CHECK(trace.launch_operands[0].extents == s.operands.extents);
+  REQUIRE(trace.copies.size() == 1);
+  CHECK(trace.copies[0].correlation_id == 901);
+  CHECK(trace.copies[0].stream == s.copy.stream);
+  CHECK(trace.copies[0].host_time == 1'700'000);
+  CHECK(trace.copies[0].operation == GpuOperation::memcpy);
+  CHECK(trace.copies[0].operand_count == 2);
+  CHECK(trace.copies[0].operands == s.copy.operands);
+  CHECK(trace.copies[0].bytes == 65536);
+  CHECK_FALSE(trace.copies[0].unnamed_memory);
+  REQUIRE(trace.buffer_events.size() == 1);
+  CHECK(trace.buffer_events[0].kind == BufferEvent::Kind::returned);
+  CHECK(trace.buffer_events[0].time == 1'800'000);
+  CHECK(trace.buffer_events[0].address == s.returned.address);
+  CHECK(trace.buffer_events[0].bytes == s.returned.bytes);
+  CHECK(trace.buffer_events[0].stream == s.returned.stream);
+  CHECK(trace.skipped_records == 0);  // every type of this revision is read, none skipped
+}
+
+// A little-endian field of a written file.
+std::uint64_t field_at(const std::string& bytes, std::size_t at, std::size_t width) {
+  std::uint64_t value = 0;
+  for (std::size_t i = 0; i < width; ++i)
+    value |= std::uint64_t{static_cast<std::uint8_t>(bytes.at(at + i))} << (8 * i);
+  return value;
+}
+
+// Payloads of the 1.4 records, as docs/trace-format.md lays them out.
+std::string copy_launch_payload(std::uint8_t operation, std::uint16_t operand_count) {
+  return Bytes()
+      .u64(1)
+      .u64(2)
+      .u64(3)
+      .u8(operation)
+      .u16(operand_count)
+      .u64(0x1000)
+      .u64(0x2000)
+      .u64(64)
+      .u8(0)
+      .data;
+}
+std::string buffer_event_payload(std::uint8_t kind) {
+  return Bytes().u8(kind).u64(10).u64(0x7000'0000'0000ull).u64(4096).u64(0x5555).data;
 }
 
 std::string read_error(const std::string& bytes, const std::string& name = "damaged.trace") {
@@ -250,8 +315,9 @@ TEST_CASE("a trace round-trips through a file on disk and keeps its record order
   while (std::optional<TraceRecord> record = reader.next()) kinds.push_back(record->index());
   CHECK_MESSAGE(reader.finished(), reader.error());
   CHECK(reader.records_read() == Sample::kRecords);
-  // range, function name, 3 launches, 2 hints, execution, fault, 2 migrations, sample, range
-  CHECK(kinds == std::vector<std::size_t>{5, 0, 1, 1, 1, 6, 6, 2, 3, 4, 4, 7, 5});
+  // range, function name, 2 launches, operands, launch, copy, buffer, 2 hints, execution, fault,
+  // 2 migrations, sample, range
+  CHECK(kinds == std::vector<std::size_t>{5, 0, 1, 1, 8, 1, 9, 10, 6, 6, 2, 3, 4, 4, 7, 5});
   CHECK_FALSE(reader.next());
 }
 
@@ -483,6 +549,220 @@ TEST_CASE("records of a newer minor revision are skipped by their length") {
   CHECK(from_file.trace->faults.size() == 1);
 }
 
+TEST_CASE("launch operands, copies and buffer events have the documented layout and round-trip (1.4)") {
+  LaunchOperands many;  // more operands than one write batch holds; the last extent is missing
+  many.correlation_id = 77;
+  many.complete = false;
+  many.unnamed_memory = true;
+  for (std::uint64_t i = 0; i < 40; ++i) many.pointers.push_back(0x7000'0000'0000ull + i * kBlockBytes);
+  for (std::uint64_t i = 0; i < 39; ++i) many.extents.push_back(i * 4096 + 1);
+  const LaunchOperands none{78, true, false, {}, {}};
+  // Operands past operand_count are not written: the file holds 0 there.
+  const CopyLaunch memset_launch{
+      902, 0x5555, 1'900'000, GpuOperation::memset, 1, {0x7000'0000'0000ull, 0xdead}, 4096, false};
+  const CopyLaunch undecoded{903, 0, 2'000'000, GpuOperation::memcpy, 0, {}, 0, true};
+  const BufferEvent handed{BufferEvent::Kind::handed_out, 2'100'000, 0x7000'0080'0000ull, 3 * kBlockBytes, 0};
+  std::ostringstream out;
+  TraceWriter writer;
+  REQUIRE(writer.open(out));
+  REQUIRE(writer.write(many));
+  REQUIRE(writer.write(none));
+  REQUIRE(writer.write(memset_launch));
+  REQUIRE(writer.write(undecoded));
+  REQUIRE(writer.write(handed));
+  REQUIRE(writer.finish());
+  const std::string bytes = out.str();
+
+  // Header (24); launch_operands 5 + 11 + 16 per operand; copy_launch 5 + 52; buffer_event 5 + 33;
+  // the end record (21).
+  constexpr std::size_t kMany = 24, kNone = kMany + 5 + 11 + 40 * 16, kMemset = kNone + 5 + 11;
+  constexpr std::size_t kUndecoded = kMemset + 5 + 52, kHanded = kUndecoded + 5 + 52;
+  REQUIRE(bytes.size() == kHanded + 5 + 33 + 21);
+  CHECK(field_at(bytes, 12, 4) == 4);  // minor version
+  CHECK(field_at(bytes, kMany, 1) == 0x09);
+  CHECK(field_at(bytes, kMany + 1, 4) == 11 + 40 * 16);
+  CHECK(field_at(bytes, kMany + 5, 8) == 77);
+  CHECK(field_at(bytes, kMany + 13, 1) == 0x02);  // bit 1 unnamed_memory; bit 0 (complete) clear
+  CHECK(field_at(bytes, kMany + 14, 2) == 40);
+  CHECK(field_at(bytes, kMany + 16, 8) == many.pointers[0]);
+  CHECK(field_at(bytes, kMany + 24, 8) == many.extents[0]);
+  CHECK(field_at(bytes, kMany + 16 + 39 * 16 + 8, 8) == 0);  // the missing extent
+  CHECK(field_at(bytes, kNone + 5 + 8, 1) == 0x01);          // complete, nothing unnamed
+  CHECK(field_at(bytes, kMemset, 1) == 0x0A);
+  CHECK(field_at(bytes, kMemset + 1, 4) == 52);
+  CHECK(field_at(bytes, kMemset + 5, 8) == 902);
+  CHECK(field_at(bytes, kMemset + 13, 8) == 0x5555);
+  CHECK(field_at(bytes, kMemset + 21, 8) == 1'900'000);
+  CHECK(field_at(bytes, kMemset + 29, 1) == 2);  // memset
+  CHECK(field_at(bytes, kMemset + 30, 2) == 1);
+  CHECK(field_at(bytes, kMemset + 32, 8) == 0x7000'0000'0000ull);
+  CHECK(field_at(bytes, kMemset + 40, 8) == 0);
+  CHECK(field_at(bytes, kMemset + 48, 8) == 4096);
+  CHECK(field_at(bytes, kMemset + 56, 1) == 0);
+  CHECK(field_at(bytes, kUndecoded + 56, 1) == 1);
+  CHECK(field_at(bytes, kHanded, 1) == 0x0B);
+  CHECK(field_at(bytes, kHanded + 1, 4) == 33);
+  CHECK(field_at(bytes, kHanded + 5, 1) == 0);  // handed out
+  CHECK(field_at(bytes, kHanded + 6, 8) == 2'100'000);
+  CHECK(field_at(bytes, kHanded + 14, 8) == handed.address);
+  CHECK(field_at(bytes, kHanded + 22, 8) == handed.bytes);
+  CHECK(field_at(bytes, kHanded + 30, 8) == 0);
+
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
+  REQUIRE_MESSAGE(result, result.error);
+  const Trace& trace = *result.trace;
+  REQUIRE(trace.launch_operands.size() == 2);
+  CHECK(trace.launch_operands[0].correlation_id == 77);
+  CHECK_FALSE(trace.launch_operands[0].complete);
+  CHECK(trace.launch_operands[0].unnamed_memory);
+  CHECK(trace.launch_operands[0].pointers == many.pointers);
+  std::vector<std::uint64_t> extents = many.extents;
+  extents.push_back(0);
+  CHECK(trace.launch_operands[0].extents == extents);
+  CHECK(trace.launch_operands[1].correlation_id == 78);
+  CHECK(trace.launch_operands[1].complete);
+  CHECK(trace.launch_operands[1].pointers.empty());
+  CHECK(trace.launch_operands[1].extents.empty());
+  REQUIRE(trace.copies.size() == 2);
+  CHECK(trace.copies[0].operation == GpuOperation::memset);
+  CHECK(trace.copies[0].operand_count == 1);
+  CHECK(trace.copies[0].operands == std::array<std::uint64_t, 2>{0x7000'0000'0000ull, 0});
+  CHECK(trace.copies[0].bytes == 4096);
+  CHECK(trace.copies[1].correlation_id == 903);
+  CHECK(trace.copies[1].operand_count == 0);
+  CHECK(trace.copies[1].unnamed_memory);
+  REQUIRE(trace.buffer_events.size() == 1);
+  CHECK(trace.buffer_events[0].kind == BufferEvent::Kind::handed_out);
+  CHECK(trace.buffer_events[0].time == 2'100'000);
+  CHECK(trace.buffer_events[0].address == handed.address);
+  CHECK(trace.buffer_events[0].bytes == handed.bytes);
+  CHECK(trace.skipped_records == 0);
+  // Copies and buffer events are timed records; launch operands are not (they join by correlation id).
+  const std::optional<TimeSpan> span = time_span(trace);
+  REQUIRE(span);
+  CHECK(span->first == 1'900'000);
+  CHECK(span->last == 2'100'000);
+  CHECK(summarize(trace).find("2 launch operands, 2 copy launches, 1 buffer events") != std::string::npos);
+}
+
+TEST_CASE("a launch's operands past 65535 are dropped and the record is marked incomplete") {
+  LaunchOperands huge;
+  huge.correlation_id = 3;
+  for (std::uint64_t i = 0; i < 65'540; ++i) {
+    huge.pointers.push_back(0x7000'0000'0000ull + i * 64);
+    huge.extents.push_back(64);
+  }
+  std::ostringstream out;
+  TraceWriter writer;
+  REQUIRE(writer.open(out));
+  REQUIRE(writer.write(huge));
+  REQUIRE(writer.finish());
+  const std::string bytes = out.str();
+  const TraceReadResult result = read_trace_from_memory(bytes_of(bytes));
+  REQUIRE_MESSAGE(result, result.error);
+  REQUIRE(result.trace->launch_operands.size() == 1);
+  const LaunchOperands& read = result.trace->launch_operands[0];
+  CHECK_FALSE(read.complete);
+  REQUIRE(read.pointers.size() == 65'535);
+  CHECK(read.pointers.back() == huge.pointers[65'534]);
+  CHECK(read.extents.size() == 65'535);
+}
+
+TEST_CASE("damaged 1.4 records are rejected with the record and the problem named") {
+  TraceBuilder builder(1, 4);
+  SUBCASE("a launch_operands payload that holds fewer operands than its count") {
+    builder.record(0x09, Bytes().u64(5).u8(1).u16(3).u64(1).u64(2).u64(3).u64(4).data);
+    CHECK(read_error(builder.finish()) ==
+          "damaged.trace: record 0 (launch_operands) at byte offset 40: payload length 43 does not fit its "
+          "type: a launch_operands payload with 3 operands is 59 bytes");
+  }
+  SUBCASE("a launch_operands payload shorter than its fixed fields") {
+    builder.record(0x09, Bytes().u64(5).u8(1).data);
+    CHECK(read_error(builder.finish()) ==
+          "damaged.trace: record 0 (launch_operands) at byte offset 40: payload length 9 does not fit its "
+          "type: a launch_operands payload is at least 11 bytes");
+  }
+  SUBCASE("launch_operands flags this version does not define") {
+    builder.record(0x09, Bytes().u64(5).u8(0x05).u16(0).data);
+    CHECK(read_error(builder.finish()) ==
+          "damaged.trace: record 0 (launch_operands) at byte offset 40: flags 0x05 set bits version 1.4 does "
+          "not define");
+  }
+  SUBCASE("a copy_launch of the wrong length") {
+    builder.record(0x0A, copy_launch_payload(1, 1).substr(1));
+    CHECK(read_error(builder.finish()) ==
+          "damaged.trace: record 0 (copy_launch) at byte offset 40: payload length 51 does not fit its type: "
+          "a copy_launch payload is 52 bytes");
+  }
+  SUBCASE("a copy_launch whose operation is a kernel") {
+    builder.record(0x0A, copy_launch_payload(0, 1));
+    CHECK(read_error(builder.finish()) ==
+          "damaged.trace: record 0 (copy_launch) at byte offset 40: operation 0 is not a copy operation (1 "
+          "memcpy, 2 memset)");
+  }
+  SUBCASE("a copy_launch operation that does not exist") {
+    builder.record(0x0A, copy_launch_payload(3, 1));
+    CHECK(read_error(builder.finish()).find("operation 3 is not a copy operation") != std::string::npos);
+  }
+  SUBCASE("a copy_launch with more operands than a copy holds") {
+    builder.record(0x0A, copy_launch_payload(1, 3));
+    CHECK(read_error(builder.finish()) ==
+          "damaged.trace: record 0 (copy_launch) at byte offset 40: operand_count 3 is more than the 2 "
+          "operands a copy holds");
+  }
+  SUBCASE("a buffer_event kind that does not exist") {
+    builder.record(0x0B, buffer_event_payload(2));
+    CHECK(read_error(builder.finish()) ==
+          "damaged.trace: record 0 (buffer_event) at byte offset 40: kind 2 is not a buffer event kind");
+  }
+  SUBCASE("a buffer_event of the wrong length") {
+    builder.record(0x0B, buffer_event_payload(0) + "x");
+    CHECK(
+        read_error(builder.finish()) ==
+        "damaged.trace: record 0 (buffer_event) at byte offset 40: payload length 34 does not fit its type: "
+        "a buffer_event payload is 33 bytes");
+  }
+  SUBCASE("a 1.4 record type in a 1.3 file") {
+    TraceBuilder old_file(1, 3);
+    old_file.record(0x0B, buffer_event_payload(0));
+    CHECK(read_error(old_file.finish()) ==
+          "damaged.trace: record 0 (buffer_event) at byte offset 40: record type 0x0b is new in version 1.4; "
+          "version 1.3 has no such type, so the file is corrupt");
+  }
+}
+
+TEST_CASE("files of 1.3 still read, and a newer minor's additions to the 1.4 records are ignored") {
+  TraceBuilder old_file(1, 3);
+  old_file.record(0x04, page_fault_payload(0xabc));
+  const TraceReadResult old_result = read_trace_from_memory(bytes_of(old_file.finish()));
+  REQUIRE_MESSAGE(old_result, old_result.error);
+  CHECK(old_result.trace->faults.size() == 1);
+  CHECK(old_result.trace->launch_operands.empty());
+  CHECK(old_result.trace->copies.empty());
+  CHECK(old_result.trace->buffer_events.empty());
+
+  TraceBuilder newer(1, kTraceMinorVersion + 1);
+  // Flag bits and fields this reader does not know, appended after the fields it does.
+  newer.record(0x09, Bytes().u64(9).u8(0x81).u16(1).u64(0x7000'0000'0000ull).u64(4096).data + "appended");
+  newer.record(0x0A, copy_launch_payload(2, 2) + "appended");
+  newer.record(0x0B, buffer_event_payload(1) + "appended");
+  const TraceReadResult result = read_trace_from_memory(bytes_of(newer.finish()));
+  REQUIRE_MESSAGE(result, result.error);
+  CHECK(result.trace->skipped_records == 0);
+  REQUIRE(result.trace->launch_operands.size() == 1);
+  CHECK(result.trace->launch_operands[0].correlation_id == 9);
+  CHECK(result.trace->launch_operands[0].complete);
+  CHECK_FALSE(result.trace->launch_operands[0].unnamed_memory);
+  CHECK(result.trace->launch_operands[0].pointers == std::vector<std::uint64_t>{0x7000'0000'0000ull});
+  CHECK(result.trace->launch_operands[0].extents == std::vector<std::uint64_t>{4096});
+  REQUIRE(result.trace->copies.size() == 1);
+  CHECK(result.trace->copies[0].operation == GpuOperation::memset);
+  CHECK(result.trace->copies[0].operands == std::array<std::uint64_t, 2>{0x1000, 0x2000});
+  REQUIRE(result.trace->buffer_events.size() == 1);
+  CHECK(result.trace->buffer_events[0].kind == BufferEvent::Kind::returned);
+  CHECK(result.trace->buffer_events[0].stream == 0x5555);
+}
+
 TEST_CASE("damaged or foreign files are rejected with the file, offset, record and problem named") {
   const std::string good = Sample().bytes();
 
@@ -510,7 +790,7 @@ TEST_CASE("damaged or foreign files are rejected with the file, offset, record a
   }
   SUBCASE("missing its end record") {
     const std::string cut = good.substr(0, good.size() - 21);
-    CHECK(read_error(cut) == "damaged.trace: truncated: the file ends after 13 records at byte offset " +
+    CHECK(read_error(cut) == "damaged.trace: truncated: the file ends after 16 records at byte offset " +
                                  std::to_string(cut.size()) +
                                  "; was the program killed before deepum finished the trace?");
   }
@@ -543,6 +823,14 @@ TEST_CASE("damaged or foreign files are rejected with the file, offset, record a
                     "fit its type: a kernel_launch payload with 2 pointers is 83 bytes") !=
           std::string::npos);
   }
+  SUBCASE("a launch shorter than its fixed fields") {
+    TraceBuilder builder;
+    builder.record(0x02, Bytes().u64(1).u16(0).data);
+    CHECK(read_error(builder.finish()) ==
+          "damaged.trace: record 0 (kernel_launch) at byte offset 40: payload length 10 does not fit its "
+          "type: a "
+          "kernel_launch payload is at least 67 bytes");
+  }
   SUBCASE("more pointers than a launch holds") {
     TraceBuilder builder;
     builder.record(0x02,
@@ -571,7 +859,7 @@ TEST_CASE("damaged or foreign files are rejected with the file, offset, record a
     const std::size_t at = good.size() - 30;  // inside the last record's byte count
     corrupt[at] = static_cast<char>(corrupt[at] ^ 0x10);
     const std::string error = read_error(corrupt);
-    CHECK(error.find("damaged.trace: record 13 (end) at byte offset " + std::to_string(good.size() - 21) +
+    CHECK(error.find("damaged.trace: record 16 (end) at byte offset " + std::to_string(good.size() - 21) +
                      ": checksum mismatch: the end record says 0x") == 0);
     CHECK(error.find("the file is corrupt") != std::string::npos);
   }
@@ -594,8 +882,8 @@ TEST_CASE("damaged or foreign files are rejected with the file, offset, record a
     TempFile file("truncated");
     write_file(file.str(), good.substr(0, good.size() - 1));
     CHECK(read_trace(file.str())
-              .error.find(file.str() + ": truncated: the file ends after 13 records at byte offset " +
-                          std::to_string(good.size() - 1) + ", inside record 13 (end)") == 0);
+              .error.find(file.str() + ": truncated: the file ends after 16 records at byte offset " +
+                          std::to_string(good.size() - 1) + ", inside record 16 (end)") == 0);
   }
 }
 
@@ -605,11 +893,11 @@ TEST_CASE("summarize counts records, functions, migrated bytes and faults") {
   REQUIRE_MESSAGE(result, result.error);
   const std::string summary = summarize(*result.trace);
   MESSAGE(summary);
-  CHECK(summary.find("format 1.3") != std::string::npos);
+  CHECK(summary.find("format 1.4") != std::string::npos);
   CHECK(summary.find("device_name: NVIDIA H100 80GB HBM3") != std::string::npos);
   CHECK(summary.find("3 kernel launches, 1 kernel executions, 0 memcpys, 0 memsets, 1 page fault groups, "
-                     "2 migrations, 2 range events, 2 hints, 1 resident samples, 1 function names") !=
-        std::string::npos);
+                     "2 migrations, 2 range events, 2 hints, 1 resident samples, 1 function names, 1 launch "
+                     "operands, 1 copy launches, 1 buffer events") != std::string::npos);
   CHECK(summary.find("time span: 0.009000 s (timestamps 500 to 9000500 ns)") != std::string::npos);
   CHECK(summary.find("functions: 1 distinct launched, 1 named") != std::string::npos);
   CHECK(summary.find("migrated: 2.00 MiB host to device in 1 migrations, 4.00 KiB device to host in 1") !=

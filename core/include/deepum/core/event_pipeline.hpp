@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -149,6 +150,12 @@ class EventPipeline {
                    MigrationCause::deepum_prefetch_done});
   }
   void on_function_name(std::uint64_t function, std::string name);
+  // For the trace file only (the worker hands them to the recorder and nothing else): every
+  // operand of a launch, a copy or memset as enqueued, the program's allocator handing a buffer
+  // out or taking it back. Posted only while a trace file is recorded: operands allocate.
+  void on_launch_operands(LaunchOperands operands) { post(std::move(operands)); }
+  void on_copy_launch(const CopyLaunch& copy) { post(copy); }
+  void on_buffer_event(const BufferEvent& buffer) { post(buffer); }
   // Worker only: the GPU has run every launch on `stream` before `correlation_id`. Applied at the
   // next step, after that step's launches.
   void on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id) {
@@ -173,11 +180,12 @@ class EventPipeline {
   const ResidencyMap& residency() const { return residency_; }
 
  private:
-  using ActivityEvent = std::variant<KernelExecution, PageFault, Migration, RangeEvent, Hint, DriverAction>;
+  using ActivityEvent = std::variant<KernelExecution, PageFault, Migration, RangeEvent, Hint, DriverAction,
+                                     LaunchOperands, CopyLaunch, BufferEvent>;
   template <typename Event>
-  void post(const Event& event) {
+  void post(Event&& event) {
     std::lock_guard lock(inbox_mutex_);
-    inbox_.emplace_back(event);
+    inbox_.emplace_back(std::forward<Event>(event));
   }
   void handle(const KernelLaunch& launch, EventRecorder* recorder);
   void handle(const ActivityEvent& event, Timestamp now, EventRecorder* recorder);

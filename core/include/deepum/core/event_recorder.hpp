@@ -19,6 +19,12 @@ class EventRecorder {
   virtual void range(const RangeEvent& range) = 0;
   virtual void hint(const Hint& hint) = 0;
   virtual void resident(const ResidentSample& sample) = 0;
+  // What the simulator replays launch-ordered residency from: every operand of a launch, the
+  // copies and memsets naming managed memory, and the program's allocator handing buffers out
+  // and taking them back.
+  virtual void launch_operands(const LaunchOperands& operands) = 0;
+  virtual void copy_launch(const CopyLaunch& copy) = 0;
+  virtual void buffer_event(const BufferEvent& buffer) = 0;
 };
 
 }  // namespace deepum::core

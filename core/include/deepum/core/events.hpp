@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace deepum::core {
 
@@ -140,6 +141,29 @@ struct DriverAction {
   Timestamp end = 0;
   std::uint64_t address = 0;
   std::uint64_t bytes = 0;  // thrashing, remote_map: size of the region
+};
+
+// Every managed pointer a kernel launch names, with the bytes each reaches, for trace files (where
+// KernelLaunch keeps 24 pointers and no extents). The simulator replays launch-ordered residency
+// (core::LaunchOrderedResidency) from these exactly as the library decided it. Only written while
+// a trace file is recorded: it allocates per launch.
+struct LaunchOperands {
+  std::uint64_t correlation_id = 0;  // the launch's (KernelLaunch::correlation_id)
+  bool complete = true;              // no pointer was lost (LaunchPointers::complete)
+  bool unnamed_memory = false;       // KernelLaunch::unnamed_memory
+  std::vector<std::uint64_t> pointers;
+  std::vector<std::uint64_t> extents;  // one per pointer; 0 where unknown
+};
+
+// The program's caching allocator (PyTorch's) handing a buffer out or taking it back into its
+// cache on a stream: what launch-ordered residency decides discards and fresh placements from.
+struct BufferEvent {
+  enum class Kind : std::uint8_t { handed_out, returned };
+  Kind kind = Kind::handed_out;
+  Timestamp time = 0;  // host time, the clock of KernelLaunch::host_time
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t stream = 0;  // returned: the stream it was freed on
 };
 
 // A managed range coming or going (from the allocation interposers).

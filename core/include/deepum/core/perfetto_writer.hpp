@@ -1,7 +1,7 @@
 // The Chrome Trace Event Format (JSON object form), which ui.perfetto.dev and chrome://tracing open:
 // kernels, copies and memsets per CUDA stream, page faults and migrations on the GPU; hints,
-// resident memory, host launches and managed ranges for deepum. docs/trace-format.md describes the
-// tracks.
+// resident memory, host launches, managed ranges and the program allocator's buffers for deepum.
+// docs/trace-format.md describes the tracks.
 #pragma once
 
 #include <array>
@@ -46,6 +46,8 @@ class PerfettoJsonWriter {
   bool write(const RangeEvent& range) noexcept;
   bool write(const Hint& hint) noexcept;
   bool write(const ResidentSample& sample) noexcept;
+  // On a track named at its first event, so documents without buffer events lack it.
+  bool write(const BufferEvent& buffer) noexcept;
   bool finish() noexcept;  // closes the event array and the document
 
   bool ok() const { return !output_.failed(); }
@@ -85,6 +87,7 @@ class PerfettoJsonWriter {
   std::unordered_map<std::uint32_t, int> stream_tracks_;
   std::unordered_map<std::uint64_t, PendingLaunch> pending_launches_;  // by correlation id
   std::uint64_t newest_correlation_ = 0;
+  bool buffer_track_named_ = false;
 };
 
 // Converts a compact trace, events in time order. On failure returns false and, if `error` is

@@ -1,6 +1,7 @@
 // deepum's compact trace: a versioned binary file holding a whole run (kernel launches and
-// executions, page faults, migrations, managed ranges, hints, resident-memory samples) so the
-// simulator can replay it through the prefetch logic. docs/trace-format.md is the specification.
+// executions, page faults, migrations, managed ranges, hints, resident-memory samples, the operands
+// of launches and copies, the program allocator's buffers) so the simulator can replay it through
+// deepum's decisions. docs/trace-format.md is the specification.
 //
 // Writing runs inside someone's training job, so nothing here throws: every failure (cannot open,
 // disk full) becomes a false return and a message in error().
@@ -27,8 +28,9 @@ namespace deepum::core {
 
 inline constexpr std::uint32_t kTraceMajorVersion = 1;  // a reader rejects any other major version
 // Newer minors only add, so older readers skip. 1.1: kernel_execution gained operation, copy_kind, bytes.
-// 1.2: migration cause deepum_eviction_done; 1.3: deepum_prefetch_done.
-inline constexpr std::uint32_t kTraceMinorVersion = 3;
+// 1.2: migration cause deepum_eviction_done; 1.3: deepum_prefetch_done. 1.4: launch_operands,
+// copy_launch and buffer_event, what the simulator replays launch-ordered residency from.
+inline constexpr std::uint32_t kTraceMinorVersion = 4;
 
 // The name of a kernel function, recorded once before the function's first launch.
 struct FunctionName {
@@ -55,6 +57,9 @@ enum class TraceRecordType : std::uint8_t {
   range_event = 0x06,
   hint = 0x07,
   resident_sample = 0x08,
+  launch_operands = 0x09,  // since 1.4
+  copy_launch = 0x0A,      // since 1.4
+  buffer_event = 0x0B,     // since 1.4
   end = 0xFF,
 };
 // "kernel_launch", ...; "unknown" for a value that is not a TraceRecordType.
@@ -120,6 +125,10 @@ class TraceWriter {
   bool write(const RangeEvent& range) noexcept;
   bool write(const Hint& hint) noexcept;
   bool write(const ResidentSample& sample) noexcept;
+  // At most 65535 operands are kept; a record that lost some is marked incomplete.
+  bool write(const LaunchOperands& operands) noexcept;
+  bool write(const CopyLaunch& copy) noexcept;  // at most CopyLaunch::kMaxOperands operands
+  bool write(const BufferEvent& buffer) noexcept;
   // Writes the end record (record count and checksum) and closes the output.
   bool finish() noexcept;
 
@@ -151,7 +160,7 @@ struct TraceHeader {
 };
 
 using TraceRecord = std::variant<FunctionName, KernelLaunch, KernelExecution, PageFault, Migration,
-                                 RangeEvent, Hint, ResidentSample>;
+                                 RangeEvent, Hint, ResidentSample, LaunchOperands, CopyLaunch, BufferEvent>;
 
 // Reads a compact trace record by record, in file order, in large chunks. The end record's count
 // and checksum are verified when it is reached. Every error message names the file, the byte
@@ -218,7 +227,10 @@ struct Trace {
   std::vector<RangeEvent> ranges;
   std::vector<Hint> hints;
   std::vector<ResidentSample> resident_samples;
-  std::uint64_t skipped_records = 0;  // of types newer than this reader
+  std::vector<LaunchOperands> launch_operands;  // since 1.4; join launches by correlation id
+  std::vector<CopyLaunch> copies;               // since 1.4
+  std::vector<BufferEvent> buffer_events;       // since 1.4
+  std::uint64_t skipped_records = 0;            // of types newer than this reader
 };
 
 struct TraceReadResult {

@@ -25,6 +25,10 @@ class TraceRecorder final : public EventRecorder {
   void range(const RangeEvent& range) override;
   void hint(const Hint& hint) override;
   void resident(const ResidentSample& sample) override;
+  // The compact trace only: the Perfetto JSON shows launches and copies already.
+  void launch_operands(const LaunchOperands& operands) override;
+  void copy_launch(const CopyLaunch& copy) override;
+  void buffer_event(const BufferEvent& buffer) override;
 
   const std::string& compact_path() const { return compact_path_; }
   const std::string& perfetto_path() const { return perfetto_path_; }
