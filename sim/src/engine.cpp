@@ -196,6 +196,57 @@ void Executor::discard(std::span<const BlockIndex> blocks) {
   });
 }
 
+Nanoseconds Executor::write_back(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s) {
+  Nanoseconds done = earliest;
+  for (BlockIndex b : blocks) {
+    if (b >= state_.size() || !on_gpu(b) || pinned(b)) continue;
+    const Nanoseconds end =
+        migrate(false, std::max({earliest, ready_[b], last_use_end_[b]}), transfer_ns(kBlock, gb_per_s));
+    stats_.d2h_bytes += kBlock;
+    ++stats_.evicted_blocks;
+    if (record_) evictions_.push_back(EvictionRecord{current_kernel_, b, EvictionRecord::Cause::hint});
+    vacate(b, BlockState::host);
+    free_slots_.push(end);
+    done = std::max(done, end);
+  }
+  return done;
+}
+
+Nanoseconds Executor::drop(std::span<const BlockIndex> blocks, Nanoseconds earliest) {
+  Nanoseconds done = earliest;
+  for (BlockIndex b : blocks) {
+    if (b >= state_.size() || state_[b] == BlockState::unpopulated || pinned(b)) continue;
+    ++stats_.discarded_blocks;
+    if (state_[b] != BlockState::gpu) {
+      state_[b] = BlockState::unpopulated;
+      continue;
+    }
+    const Nanoseconds at = std::max({earliest, ready_[b], last_use_end_[b]});
+    if (record_) evictions_.push_back(EvictionRecord{current_kernel_, b, EvictionRecord::Cause::discard});
+    vacate(b, BlockState::unpopulated);
+    free_slots_.push(at);
+    done = std::max(done, at);
+  }
+  return done;
+}
+
+Nanoseconds Executor::bring_in(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s) {
+  Nanoseconds done = earliest;
+  for (BlockIndex b : blocks) {
+    if (b >= state_.size() || on_gpu(b)) continue;
+    if (free_blocks() == 0) make_room(*policy_, earliest, EvictionRecord::Cause::prefetch);
+    Nanoseconds ready = std::max(earliest, take_slot());
+    if (gb_per_s > 0 && state_[b] == BlockState::host) {
+      ready = migrate(true, ready, transfer_ns(kBlock, gb_per_s));
+      stats_.h2d_bytes += kBlock;
+    }
+    ++stats_.prefetched_blocks;
+    occupy(b, ready);
+    done = std::max(done, ready);
+  }
+  return done;
+}
+
 void Executor::run(Policy& policy) {
   policy_ = &policy;
   policy.begin(*this);
@@ -224,6 +275,7 @@ void Executor::run(Policy& policy) {
 
     const std::span<const BlockIndex> blocks = workload_.blocks_of(k);
     for (BlockIndex b : blocks) pinned_stamp_[b] = k + 1;
+    kernel_not_before_ = 0;
     policy.before_kernel(k, *this);
     if (!lru_by_migration_) {
       for (BlockIndex b : blocks) {
@@ -234,8 +286,9 @@ void Executor::run(Policy& policy) {
       }
     }
 
-    Nanoseconds t = now_;  // the kernel's own faults, one after the other
-    Nanoseconds ready = now_;
+    // The kernel's own faults, one after the other, once it may start.
+    Nanoseconds t = std::max(now_, kernel_not_before_);
+    Nanoseconds ready = t;
     for (BlockIndex b : blocks) {
       if (on_gpu(b)) {
         ready = std::max(ready, ready_[b]);
@@ -254,7 +307,7 @@ void Executor::run(Policy& policy) {
       }
       occupy(b, t);
     }
-    const Nanoseconds start = std::max(t, ready);
+    const Nanoseconds start = std::max({t, ready, kernel_not_before_});
     const Nanoseconds end = start + kernels[k].compute_ns;
     stats_.stall_ns += start - now_;
     stats_.compute_ns += kernels[k].compute_ns;
@@ -306,6 +359,7 @@ SimResult simulate(const Workload& workload, const MachineModel& machine, Policy
   result.stats = executor.stats();
   result.before_window = executor.before_window();
   result.evictions = executor.evictions();
+  result.detail = policy.detail();
   return result;
 }
 

@@ -116,7 +116,8 @@ class Emitter {
     launch.correlation_id = ++correlation_;
     launch.function = fn;
     launch.stream = 0x5000;
-    launch.host_time = now_ > 2'000 ? now_ - 2'000 : now_;
+    // A host issuing an operation every 5 us, ahead of the GPU (each kernel and its gap take more).
+    launch.host_time = kStart - 2'000 + correlation_ * 5'000;
     std::uint64_t key = core::kFnvOffset;
     const auto mix = [&key](std::uint64_t v) {
       for (int i = 0; i < 8; ++i) key = (key ^ ((v >> (8 * i)) & 0xff)) * 0x100000001b3ull;
@@ -133,6 +134,15 @@ class Emitter {
     launch.grid = {static_cast<std::uint32_t>(std::min<std::uint64_t>(65535, out_bytes / 4096 + 1)), 1, 1};
     launch.block = {256, 1, 1};
     writer_.write(launch);
+    // Every operand with its tensor's size (format 1.4): what the launch-ordered policies name.
+    operands_.correlation_id = launch.correlation_id;
+    operands_.pointers.clear();
+    operands_.extents.clear();
+    for (const Operand& o : operands) {
+      operands_.pointers.push_back(o.tensor.address);
+      operands_.extents.push_back(o.tensor.bytes);
+    }
+    writer_.write(operands_);
 
     core::KernelExecution execution;
     execution.correlation_id = launch.correlation_id;
@@ -185,6 +195,7 @@ class Emitter {
   std::uint64_t correlation_ = 0;
   bool faulting_ = false;
   std::vector<std::pair<core::BlockId, bool>> blocks_;
+  core::LaunchOperands operands_;  // reused: one record per launch
 };
 
 Operand r(Tensor t) { return {t, false}; }

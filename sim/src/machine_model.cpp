@@ -1,8 +1,10 @@
 #include "deepum/sim/machine_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
@@ -24,6 +26,13 @@ MachineModel MachineModel::h200() {
   m.discard_call_us = 110.0;                    // assumed equal to a prefetch call
   m.discard_gb_per_s = 268.0;                   // 2 GiB discarded in 8 ms
   m.migrations_overlap = true;                  // as pinned copies; not measured for migrations
+  m.launch_us = 5.0;                            // assumed: a PyTorch operation's host time, a few us
+  m.copy_h2d_gb_per_s = 55.4;                   // pinned cudaMemcpy, 55.4 GB/s each way
+  m.copy_d2h_gb_per_s = 55.4;
+  m.copy_call_us = 5.0;         // assumed: one async copy call
+  m.place_call_us = 110.0;      // assumed equal to a prefetch call
+  m.place_gb_per_s = 135.0;     // the H100's (um_move_probe discard_and_place_on_gpu)
+  m.swap_holds_thread = false;  // not measured on the H200
   return m;
 }
 
@@ -54,14 +63,28 @@ constexpr DoubleKey kDoubleKeys[] = {
     {"fault_us", &MachineModel::fault_us, true},
     {"discard_call_us", &MachineModel::discard_call_us, true},
     {"discard_gb_per_s", &MachineModel::discard_gb_per_s, false},
+    {"launch_us", &MachineModel::launch_us, true},
+    {"copy_h2d_gb_per_s", &MachineModel::copy_h2d_gb_per_s, false},
+    {"copy_d2h_gb_per_s", &MachineModel::copy_d2h_gb_per_s, false},
+    {"copy_call_us", &MachineModel::copy_call_us, true},
+    {"place_call_us", &MachineModel::place_call_us, true},
+    {"place_gb_per_s", &MachineModel::place_gb_per_s, false},
+};
+struct BoolKey {
+  std::string_view name;
+  bool MachineModel::*field;
+};
+constexpr BoolKey kBoolKeys[] = {
+    {"migrations_overlap", &MachineModel::migrations_overlap},
+    {"swap_holds_thread", &MachineModel::swap_holds_thread},
 };
 constexpr std::string_view kCapacityKey = "capacity_bytes";
-constexpr std::string_view kOverlapKey = "migrations_overlap";
 
 std::string known_keys() {
   std::string keys(kCapacityKey);
   for (const DoubleKey& key : kDoubleKeys) keys += ", " + std::string(key.name);
-  return keys + ", " + std::string(kOverlapKey);
+  for (const BoolKey& key : kBoolKeys) keys += ", " + std::string(key.name);
+  return keys;
 }
 
 std::string type_name(const Json& value) { return value.type_name(); }
@@ -112,10 +135,12 @@ MachineLoad parse_machine_model(std::string_view json_text, std::string_view nam
       }
       continue;
     }
-    if (key == kOverlapKey) {
+    if (const auto flag = std::find_if(std::begin(kBoolKeys), std::end(kBoolKeys),
+                                       [&key](const BoolKey& candidate) { return candidate.name == key; });
+        flag != std::end(kBoolKeys)) {
       if (!value.is_boolean())
         return failure(name, "key '" + key + "': expected true or false, got " + type_name(value));
-      model.migrations_overlap = value.get<bool>();
+      model.*(flag->field) = value.get<bool>();
       continue;
     }
     const DoubleKey* known = nullptr;
@@ -152,7 +177,8 @@ std::string machine_model_json(const MachineModel& model) {
   for (const DoubleKey& key : kDoubleKeys) {
     out += ",\n  \"" + std::string(key.name) + "\": " + format_double(model.*(key.field));
   }
-  out += ",\n  \"" + std::string(kOverlapKey) + "\": " + (model.migrations_overlap ? "true" : "false");
+  for (const BoolKey& key : kBoolKeys)
+    out += ",\n  \"" + std::string(key.name) + "\": " + (model.*(key.field) ? "true" : "false");
   out += "\n}\n";
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include "deepum/core/event_pipeline.hpp"
 #include "deepum/sim/deepum_policy.hpp"
+#include "deepum/sim/ordered_policy.hpp"
 
 namespace deepum::sim {
 
@@ -229,7 +230,20 @@ void OraclePolicy::before_kernel(std::uint32_t k, Executor& executor) {
   }
 }
 
-std::unique_ptr<Policy> make_policy(std::string_view name) {
+std::unique_ptr<Policy> make_policy(std::string_view name) { return make_policy(name, 0); }
+
+std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t resident_limit_bytes) {
+  if (name == "deepum-ordered" || name == "deepum-place" || name == "deepum-swap") {
+    OrderedPolicyOptions options;
+    options.limit_bytes = resident_limit_bytes;
+    if (name != "deepum-ordered") {
+      options.moves.prefetch = true;
+      options.moves.discard_dead = true;
+      options.moves.place_fresh = true;
+      options.moves.swap = name == "deepum-swap";
+    }
+    return std::make_unique<OrderedPolicy>(options);
+  }
   if (name == "reactive") return std::make_unique<ReactivePolicy>(false);
   if (name == "reactive-migration") return std::make_unique<ReactivePolicy>(true);
   if (name == "deepum-reactive") return std::make_unique<BatchedReactivePolicy>();
@@ -264,7 +278,8 @@ SimResult simulate_oracle(const Workload& workload, const MachineModel& machine,
 }
 
 std::vector<std::string> policy_names() {
-  return {"reactive", "reactive-migration", "deepum-reactive", "deepum", "oracle"};
+  return {"reactive",       "reactive-migration", "deepum-reactive", "deepum",
+          "deepum-ordered", "deepum-place",       "deepum-swap",     "oracle"};
 }
 
 }  // namespace deepum::sim

@@ -39,8 +39,14 @@ void WorkloadBuilder::add(const core::KernelLaunch& launch) {
   const std::size_t count = std::min<std::size_t>(launch.pointer_count, core::KernelLaunch::kMaxPointers);
   for (std::size_t i = 0; i < count; ++i) pointer_addresses_.push_back(launch.pointers[i]);
   info.pointer_count = static_cast<std::uint16_t>(count);
+  info.stream = launch.stream;
+  info.host_time = launch.host_time;
   launches_.emplace_back(launch.correlation_id, info);
 }
+
+void WorkloadBuilder::add(const core::LaunchOperands& operands) { launch_operands_.push_back(operands); }
+void WorkloadBuilder::add(const core::CopyLaunch& copy) { copies_.push_back(copy); }
+void WorkloadBuilder::add(const core::BufferEvent& buffer) { buffers_.push_back(buffer); }
 
 void WorkloadBuilder::add(const core::KernelExecution& execution) {
   ++stats_.executions;
@@ -63,7 +69,9 @@ void WorkloadBuilder::add(const core::TraceRecord& record) {
       [this](const auto& event) {
         using T = std::decay_t<decltype(event)>;
         if constexpr (std::is_same_v<T, core::KernelLaunch> || std::is_same_v<T, core::KernelExecution> ||
-                      std::is_same_v<T, core::PageFault> || std::is_same_v<T, core::RangeEvent>) {
+                      std::is_same_v<T, core::PageFault> || std::is_same_v<T, core::RangeEvent> ||
+                      std::is_same_v<T, core::LaunchOperands> || std::is_same_v<T, core::CopyLaunch> ||
+                      std::is_same_v<T, core::BufferEvent>) {
           add(event);
         }
       },
@@ -169,6 +177,25 @@ Workload WorkloadBuilder::finish() {
     }
   }
   stats_.launches_without_execution = stats_.launches - std::min(stats_.launches, matched);
+  // The blocks the host named for each operation, where the trace has them: every pointer's tensor
+  // (or its own block where no size was known), every copy operand's span.
+  std::sort(launch_operands_.begin(), launch_operands_.end(),
+            [](const auto& a, const auto& b) { return a.correlation_id < b.correlation_id; });
+  std::sort(copies_.begin(), copies_.end(),
+            [](const auto& a, const auto& b) { return a.correlation_id < b.correlation_id; });
+  const auto named_span = [&raw](std::size_t e, std::uint64_t address, std::uint64_t bytes) {
+    const BlockId last = core::block_of(address + std::max<std::uint64_t>(bytes, 1) - 1);
+    for (BlockId b = core::block_of(address); b <= last; ++b)
+      raw.emplace_back(static_cast<std::uint32_t>(e), b);
+  };
+  for (std::size_t e = 0; e < executions_.size(); ++e) {
+    if (const core::LaunchOperands* operands = operands_of(executions_[e])) {
+      for (std::size_t p = 0; p < operands->pointers.size(); ++p)
+        named_span(e, operands->pointers[p], operands->extents[p]);
+    } else if (const core::CopyLaunch* copy = copy_of(executions_[e])) {
+      for (std::uint16_t o = 0; o < copy->operand_count; ++o) named_span(e, copy->operands[o], copy->bytes);
+    }
+  }
   // The blocks a fault or a pointer names itself; extents add the rest of each pointer's tensor.
   std::vector<BlockId> named;
   named.reserve(raw.size());
@@ -261,6 +288,7 @@ Workload WorkloadBuilder::finish() {
     step.execution_key = launch_of[e] != nullptr ? launch_of[e]->execution_key : 0;
     step.function = launch_of[e] != nullptr ? launch_of[e]->function : 0;
     step.operation = execution.operation;
+    step.copy_kind = execution.copy_kind;
     step.start = execution.start;
     auto min = min_of_key.find(step.execution_key);
     step.compute_ns = step.execution_key != 0 && min != min_of_key.end() ? min->second : duration(execution);
@@ -312,9 +340,98 @@ Workload WorkloadBuilder::finish() {
   std::stable_sort(w.releases.begin(), w.releases.end(),
                    [](const auto& a, const auto& b) { return a.before_kernel < b.before_kernel; });
 
+  place_host_side(w);
   w.iterations = detect_iterations(w.kernels);
   w.stats = stats_;
   return w;
+}
+
+const core::LaunchOperands* WorkloadBuilder::operands_of(const core::KernelExecution& e) const {
+  if (e.operation != core::GpuOperation::kernel) return nullptr;
+  auto it = std::lower_bound(launch_operands_.begin(), launch_operands_.end(), e.correlation_id,
+                             [](const auto& o, std::uint64_t id) { return o.correlation_id < id; });
+  return it != launch_operands_.end() && it->correlation_id == e.correlation_id ? &*it : nullptr;
+}
+
+const core::CopyLaunch* WorkloadBuilder::copy_of(const core::KernelExecution& e) const {
+  if (e.operation == core::GpuOperation::kernel) return nullptr;
+  auto it = std::lower_bound(copies_.begin(), copies_.end(), e.correlation_id,
+                             [](const auto& c, std::uint64_t id) { return c.correlation_id < id; });
+  return it != copies_.end() && it->correlation_id == e.correlation_id ? &*it : nullptr;
+}
+
+void WorkloadBuilder::place_host_side(Workload& w) {
+  if (launch_operands_.empty() && copies_.empty() && buffers_.empty()) return;
+  // Each operation's host time (its launch's or copy's, else the one before it), never going back:
+  // a host event belongs before the first operation the host issued after it.
+  std::vector<Timestamp> issued(w.kernels.size(), 0);
+  Timestamp latest = 0;
+  w.operands.resize(w.kernels.size());
+  for (std::size_t k = 0; k < w.kernels.size(); ++k) {
+    const KernelStep& step = w.kernels[k];
+    core::KernelExecution key;
+    key.correlation_id = step.correlation_id;
+    key.operation = step.operation;
+    StepOperands& out = w.operands[k];
+    if (step.operation == core::GpuOperation::kernel) {
+      auto launch = std::lower_bound(launches_.begin(), launches_.end(), step.correlation_id,
+                                     [](const auto& entry, std::uint64_t id) { return entry.first < id; });
+      if (launch != launches_.end() && launch->first == step.correlation_id) {
+        latest = std::max(latest, launch->second.host_time);
+        out.stream = launch->second.stream;
+      }
+      if (const core::LaunchOperands* operands = operands_of(key)) {
+        out.known = true;
+        out.complete = operands->complete;
+        out.unnamed_memory = operands->unnamed_memory;
+        out.first = static_cast<std::uint32_t>(w.operand_addresses.size());
+        out.count = static_cast<std::uint32_t>(operands->pointers.size());
+        w.operand_addresses.insert(w.operand_addresses.end(), operands->pointers.begin(),
+                                   operands->pointers.end());
+        w.operand_extents.insert(w.operand_extents.end(), operands->extents.begin(), operands->extents.end());
+      }
+    } else if (const core::CopyLaunch* copy = copy_of(key)) {
+      latest = std::max(latest, copy->host_time);
+      out.known = true;
+      out.unnamed_memory = copy->unnamed_memory;
+      out.stream = copy->stream;
+      out.copy_bytes = copy->bytes;
+      out.first = static_cast<std::uint32_t>(w.operand_addresses.size());
+      out.count = copy->operand_count;
+      for (std::uint16_t o = 0; o < copy->operand_count; ++o) {
+        w.operand_addresses.push_back(copy->operands[o]);
+        w.operand_extents.push_back(copy->bytes);
+      }
+    }
+    if (out.known) ++stats_.steps_with_operands;
+    issued[k] = latest;
+    constexpr std::uint8_t kDeviceToHost = 2;  // CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+    const bool waits = step.operation == core::GpuOperation::memcpy && step.copy_kind == kDeviceToHost;
+    if (k > 0 && issued[k - 1] != 0 && !waits) w.kernels[k].host_gap_ns = issued[k] - issued[k - 1];
+  }
+  const auto before = [&issued](Timestamp time) {
+    return static_cast<std::uint32_t>(std::upper_bound(issued.begin(), issued.end(), time) - issued.begin());
+  };
+  std::vector<std::pair<Timestamp, HostEvent>> events;  // host time, event
+  for (const core::RangeEvent& range : ranges_) {
+    const bool allocated = range.kind == core::RangeEvent::Kind::allocated;
+    events.push_back(
+        {range.time,
+         {before(range.time), allocated ? HostEvent::Kind::range_allocated : HostEvent::Kind::range_freed,
+          range.address, range.bytes, 0}});
+  }
+  for (const core::BufferEvent& buffer : buffers_) {
+    const bool handed_out = buffer.kind == core::BufferEvent::Kind::handed_out;
+    events.push_back({buffer.time,
+                      {before(buffer.time),
+                       handed_out ? HostEvent::Kind::buffer_handed_out : HostEvent::Kind::buffer_returned,
+                       buffer.address, buffer.bytes, buffer.stream}});
+  }
+  // In host time order (a range before the buffers in it where times tie: it was pushed first).
+  std::stable_sort(events.begin(), events.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  w.host_events.reserve(events.size());
+  for (const auto& entry : events) w.host_events.push_back(entry.second);
 }
 
 std::uint32_t detect_iterations(std::span<const KernelStep> kernels) {

@@ -35,7 +35,9 @@ constexpr const char* kUsage =
     "      --capacity SIZE             GPU memory for managed data, such as 40GiB (default: the model's)\n"
     "      --oversubscription R        GPU memory = the trace's footprint / R (R >= 1, such as 1.5)\n"
     "      --policy LIST               comma-separated: reactive, reactive-migration, deepum-reactive,\n"
-    "                                  deepum, oracle\n"
+    "                                  deepum, deepum-ordered, deepum-place, deepum-swap, oracle\n"
+    "      --limit SIZE                the resident limit the deepum-ordered policies hold on the GPU\n"
+    "                                  (default: all of it), as the library's resident_limit\n"
     "                                  (default reactive,deepum,oracle)\n"
     "      --iterations N              iterations in the trace (default: found from its repeating kernels)\n"
     "      --warmup W                  replay the first W iterations but measure only the rest (the\n"
@@ -110,6 +112,7 @@ int replay(Args& args) {
   std::string trace, machine_path;
   std::optional<std::uint64_t> capacity;
   std::optional<double> oversubscription;
+  std::uint64_t resident_limit = 0;
   std::vector<std::string> policies{"reactive", "deepum", "oracle"};
   std::optional<std::uint32_t> iterations;
   std::uint32_t warmup = 0;
@@ -135,6 +138,16 @@ int replay(Args& args) {
         return usage("--capacity " + std::string(*v) + ": " + (size ? "expected a size such as 40GiB" : why));
       }
       capacity = size->bytes();
+    } else if (arg == "--limit") {
+      auto v = need(arg);
+      if (!v) return kExitUsage;
+      std::string why;
+      auto size = deepum::config::parse_size(*v, &why);
+      if (!size || size->is_percent() || size->bytes() < deepum::core::kBlockBytes) {
+        return usage("--limit " + std::string(*v) + ": " +
+                     (size ? "expected a size of at least 2MiB such as 5GiB" : why));
+      }
+      resident_limit = size->bytes();
     } else if (arg == "--oversubscription") {
       auto v = need(arg);
       if (!v) return kExitUsage;
@@ -241,7 +254,7 @@ int replay(Args& args) {
       if (name == "oracle") {
         report.results.push_back(simulate_oracle(workload, *machine, run_options));
       } else {
-        std::unique_ptr<Policy> policy = make_policy(name);
+        std::unique_ptr<Policy> policy = make_policy(name, resident_limit);
         report.results.push_back(simulate(workload, *machine, *policy, run_options));
       }
     } catch (const std::exception& e) {

@@ -79,6 +79,8 @@ class Executor {
   BlockState state(BlockIndex block) const { return state_[block]; }
   bool on_gpu(BlockIndex block) const { return state_[block] == BlockState::gpu; }
   Nanoseconds ready_time(BlockIndex block) const { return ready_[block]; }
+  // When the last kernel that touched the block ends (0: none yet).
+  Nanoseconds last_use_end(BlockIndex block) const { return last_use_end_[block]; }
   const Workload& workload() const { return workload_; }
   const MachineModel& machine() const { return machine_; }
 
@@ -91,6 +93,20 @@ class Executor {
   void evict(std::span<const BlockIndex> blocks);
   // Drop without writing back: the data is gone, the next touch populates the block afresh.
   void discard(std::span<const BlockIndex> blocks);
+
+  // Moves ordered in streams, for policies that decide on the program's thread before each launch
+  // (OrderedPolicy): no host call is charged (the policy keeps the program thread's time), each
+  // starts no earlier than `earliest` and, for a block leaving, than its last use; each returns
+  // when it is done (`earliest` when nothing moved). Blocks not where the move starts are skipped.
+  // Write back to the host at `gb_per_s` (a driver move, or a copy into a host store).
+  Nanoseconds write_back(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s);
+  // Drop where they are: nothing is written back.
+  Nanoseconds drop(std::span<const BlockIndex> blocks, Nanoseconds earliest);
+  // Make resident, usable at the time returned: the host's data copied at `gb_per_s`, or nothing
+  // copied when `gb_per_s` is 0 (a placement: the contents are dead or about to be overwritten).
+  Nanoseconds bring_in(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s);
+  // The current kernel may not start before `time` (its launch, or a wait its stream was given).
+  void hold_kernel_until(Nanoseconds time) { kernel_not_before_ = std::max(kernel_not_before_, time); }
 
   // The least recently used block on the GPU that the current kernel does not touch; the default
   // victim. LRU order is by use (each kernel's touch) or, with lru_by_migration, by arrival only.
@@ -149,6 +165,7 @@ class Executor {
   Nanoseconds host_ = 0;      // host thread free at
   Nanoseconds h2d_free_ = 0;  // channels free at (one shared value when migrations do not overlap)
   Nanoseconds d2h_free_ = 0;
+  Nanoseconds kernel_not_before_ = 0;  // hold_kernel_until, for the current kernel
   std::uint32_t current_kernel_ = 0;
   std::uint32_t window_start_ = 0;
   SimStats stats_;
@@ -162,6 +179,8 @@ class Policy {
  public:
   virtual ~Policy() = default;
   virtual std::string_view name() const = 0;
+  // The settings and what the policy did, for the report (SimResult::detail); empty: nothing.
+  virtual std::string detail() const { return {}; }
   // Once, before the first kernel.
   virtual void begin(Executor& executor) { (void)executor; }
   // Before kernel `k` runs, at executor.now(): issue hints.

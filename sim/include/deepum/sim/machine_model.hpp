@@ -29,6 +29,22 @@ struct MachineModel {
   // Discard (cudaMemDiscardBatchAsync): host time per call, and the rate it drops memory at.
   double discard_call_us = 0;
   double discard_gb_per_s = 0;
+  // Launch-ordered residency (OrderedPolicy), whose moves are issued on the program's thread:
+  // the thread's own time per operation it launches (the program and deepum's launch callback)
+  // where the trace has no host time for it (a trace records the gaps between launches),
+  double launch_us = 0;
+  // copies between a managed block on the GPU and deepum's pinned host store (swapping), and the
+  // host time of one such call (one 2 MB block each),
+  double copy_h2d_gb_per_s = 0;
+  double copy_d2h_gb_per_s = 0;
+  double copy_call_us = 0;
+  // a placement (cuMemDiscardAndPrefetchBatchAsync to the GPU: made resident, nothing copied):
+  // each call's own time and its rate (on an idle stream it holds the calling thread throughout),
+  double place_call_us = 0;
+  double place_gb_per_s = 0;
+  // and whether the thread is held until the copies out of a swap are done (the discard after
+  // them returns only then) rather than returning once they are enqueued.
+  bool swap_holds_thread = false;
   // Whether migrations to the GPU and to the host run at the same time (false: they take turns).
   // Pinned copies do (97 GB/s both ways on the H200); for Unified Memory's migrations it is not
   // settled: session 9's probe issued both ways from one thread, and a move to the host held it.

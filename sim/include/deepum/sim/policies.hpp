@@ -102,9 +102,13 @@ class OraclePolicy final : public Policy {
 };
 
 // "reactive", "reactive-migration" (LRU by arrival), "deepum-reactive" (BatchedReactivePolicy),
-// "deepum" (DeepumPolicy, deepum_policy.hpp, default options) or "oracle" (unbounded window);
-// nullptr for another name.
+// "deepum" (DeepumPolicy, deepum_policy.hpp, default options), the library's launch-ordered
+// residency (OrderedPolicy, ordered_policy.hpp): "deepum-ordered" (evictions before launches, its
+// default), "deepum-place" (with stream_ordered prefetch, discard and place_fresh) and
+// "deepum-swap" (and stream_ordered_swap), or "oracle" (unbounded window); nullptr for another
+// name. `resident_limit_bytes` (0: the GPU's capacity) is the limit the ordered ones hold.
 std::unique_ptr<Policy> make_policy(std::string_view name);
+std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t resident_limit_bytes);
 
 // The oracle's windows simulate_oracle() tries: 4, 16, 64, 256, 1024 blocks and unbounded (those
 // below the GPU's capacity).

@@ -38,6 +38,11 @@ struct KernelStep {
   std::uint64_t compute_ns = 0;
   std::uint32_t touch_set = 0;  // index into Workload::touch_set_offsets
   std::uint64_t function = 0;   // the launched function's opaque id; 0 without a launch
+  std::uint8_t copy_kind = 0;   // a memcpy's CUpti_ActivityMemcpyKind (2: device to host); 0 unknown
+  // The program's thread's own time before it issued this operation, since it issued the one
+  // before (trace format 1.4: the launches' and copies' host times); 0 before a copy to the host,
+  // whose gap is the thread waiting for the GPU (a synchronize, an item()), and where unknown.
+  std::uint64_t host_gap_ns = 0;
 };
 
 // Managed blocks that stop existing before a kernel (their range was freed): dropped from the GPU
@@ -46,6 +51,28 @@ struct BlockRelease {
   std::uint32_t before_kernel = 0;
   BlockIndex first = 0;
   std::uint32_t count = 0;
+};
+
+// What the program told deepum on the host, in order, for replaying launch-ordered residency
+// (OrderedPolicy): managed ranges coming and going, and its allocator's buffers (trace format 1.4).
+struct HostEvent {
+  enum class Kind : std::uint8_t { range_allocated, range_freed, buffer_handed_out, buffer_returned };
+  std::uint32_t before_kernel = 0;  // applied before this kernel's launch is decided
+  Kind kind = Kind::range_allocated;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t stream = 0;  // buffer_returned: the stream it was freed on
+};
+
+// What a kernel's launch named (every pointer, with the bytes it reaches; 0: to the end of its
+// allocation) or a copy's or memset's operands (`bytes` each), as deepum saw them on the host.
+struct StepOperands {
+  bool known = false;  // the trace has the launch's operands or the copy's record
+  bool complete = true;
+  bool unnamed_memory = false;  // it may reach memory it does not name
+  std::uint64_t stream = 0;
+  std::uint64_t copy_bytes = 0;        // a copy or memset: each operand's span
+  std::uint32_t first = 0, count = 0;  // into Workload::operand_addresses / operand_extents
 };
 
 struct WorkloadStats {
@@ -58,6 +85,7 @@ struct WorkloadStats {
   std::uint64_t faults_unattributed = 0;  // no execution covers their time
   std::uint64_t managed_peak_bytes = 0;   // largest sum of live managed ranges
   std::uint64_t extent_blocks = 0;        // blocks only a pointer's extent beyond its own block adds
+  std::uint64_t steps_with_operands = 0;  // kernels, copies and memsets whose operands the trace has
 };
 
 struct Workload {
@@ -71,6 +99,11 @@ struct Workload {
   // pointer_offsets[k+1]). Empty offsets (a workload built by hand): no kernel has any.
   std::vector<std::uint32_t> pointer_offsets;
   std::vector<BlockIndex> pointers;
+  // Per kernel (empty for a trace before format 1.4, which has neither), and the host events by
+  // before_kernel.
+  std::vector<StepOperands> operands;
+  std::vector<std::uint64_t> operand_addresses, operand_extents;
+  std::vector<HostEvent> host_events;
   std::uint32_t iterations = 1;  // repeating structure found (1: none)
   WorkloadStats stats;
 
@@ -107,6 +140,9 @@ class WorkloadBuilder {
   void add(const core::KernelExecution& execution);
   void add(const core::PageFault& fault);
   void add(const core::RangeEvent& range);
+  void add(const core::LaunchOperands& operands);
+  void add(const core::CopyLaunch& copy);
+  void add(const core::BufferEvent& buffer);
   void add(const core::TraceRecord& record);  // ignores the record types the model has no use for
   Workload finish();
 
@@ -116,7 +152,14 @@ class WorkloadBuilder {
     std::uint64_t function = 0;
     std::uint32_t first_pointer = 0;
     std::uint16_t pointer_count = 0;
+    std::uint64_t stream = 0;
+    core::Timestamp host_time = 0;
   };
+  // Builds Workload::operands and host_events once the kernels are in order.
+  void place_host_side(Workload& w);
+  // The operands the trace recorded for an execution (after finish() sorted them), or nullptr.
+  const core::LaunchOperands* operands_of(const core::KernelExecution& e) const;
+  const core::CopyLaunch* copy_of(const core::KernelExecution& e) const;
   struct FaultInfo {
     core::Timestamp time = 0;
     core::BlockId block = 0;
@@ -128,6 +171,9 @@ class WorkloadBuilder {
   std::vector<core::KernelExecution> executions_;
   std::vector<FaultInfo> faults_;
   std::vector<core::RangeEvent> ranges_;
+  std::vector<core::LaunchOperands> launch_operands_;
+  std::vector<core::CopyLaunch> copies_;
+  std::vector<core::BufferEvent> buffers_;
   WorkloadStats stats_;
 };
 

@@ -1,0 +1,83 @@
+// The library's launch-ordered residency in the simulator: core::LaunchOrderedResidency, the code
+// the library runs, decides before each launch (from the launch's operands and the allocator's
+// buffers, as the trace recorded them) what to evict, swap to deepum's host store, discard, place
+// and fetch; the moves are timed as deepum's StreamOrderedEvictor issues them:
+//   - on the program's thread, which pays each call's host time and, for a placement (and, where
+//     the machine says so, a swap) the whole move, and launches each operation after its moves;
+//   - an eviction (swap copies, then the driver's moves) on the eviction stream, after the
+//     victims' last use; the launch waits for it only when the model says so;
+//   - a placement and the copies back from the store after the launch stream's earlier work and
+//     the evictions that make its room; a fetch after those evictions. The launch waits for both.
+// Needs a trace of format 1.4 (LaunchOperands, CopyLaunch, BufferEvent records).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "deepum/core/launch_ordered_residency.hpp"
+#include "deepum/sim/engine.hpp"
+
+namespace deepum::sim {
+
+struct OrderedPolicyOptions {
+  // What the model decides beyond evictions (the library's stream_ordered_* keys). With swap and
+  // swap_bytes 0 the store holds the whole footprint.
+  core::LaunchOrderedOptions moves;
+  // The resident limit the model holds; 0: the simulated GPU's capacity. Below the capacity it
+  // replays a run with the library's resident_limit on a larger GPU.
+  std::uint64_t limit_bytes = 0;
+};
+
+class OrderedPolicy final : public Policy {
+ public:
+  explicit OrderedPolicy(OrderedPolicyOptions options = {}) : options_(options) {}
+  // "deepum-swap" with swapping, else "deepum-place" with placing, else "deepum-ordered" (the
+  // detail says which moves were on).
+  std::string_view name() const override {
+    return options_.moves.swap          ? "deepum-swap"
+           : options_.moves.place_fresh ? "deepum-place"
+                                        : "deepum-ordered";
+  }
+  void begin(Executor& executor) override;
+  void before_kernel(std::uint32_t k, Executor& executor) override;
+  // A copy to the host is one the program reads (a loss, a metric): its thread waits for it, so
+  // it issues nothing more until then (a training step's end).
+  void after_kernel(std::uint32_t k, Executor& executor) override;
+
+  // The model's counts after the run (evictions, swapped, placed bytes, ...).
+  const core::LaunchOrderedStats& model_stats() const { return model_->stats(); }
+  // The settings and what the model did, one line.
+  std::string detail() const override;
+
+ private:
+  // The workload's blocks that `ranges` touch, in address order.
+  std::span<const BlockIndex> blocks_of(const std::vector<core::AddressRange>& ranges);
+  // The decision for operation k, or nullopt when the trace has none for it.
+  std::optional<core::LaunchEviction> decide(std::uint32_t k, const Workload& w);
+  // Carries the decision out; returns when the operation may start on the GPU.
+  Nanoseconds carry_out(core::LaunchEviction& d, Executor& executor);
+  // A discard or placement of `duration` on the discard stream (serial: discards, placements and
+  // the copies back), from `earliest` on; returns its end, and holds the program's thread for it
+  // when the stream has nothing to wait for.
+  Nanoseconds occupy_discard_stream(Nanoseconds earliest, Nanoseconds duration);
+  static Nanoseconds done_by(const std::vector<Nanoseconds>& done, std::uint64_t number);
+  static void set_done(std::vector<Nanoseconds>& done, std::uint64_t number, Nanoseconds at);
+
+  OrderedPolicyOptions options_;
+  std::optional<core::LaunchOrderedResidency> model_;
+  const Workload* workload_ = nullptr;
+  std::uint64_t limit_bytes_ = 0;
+  std::size_t next_event_ = 0;
+  Nanoseconds host_ = 0;                     // the program's thread
+  Nanoseconds discard_stream_free_ = 0;      // the discard stream has run everything issued to it
+  std::vector<Nanoseconds> eviction_done_;   // by eviction_number
+  std::vector<Nanoseconds> placement_done_;  // by placement_number
+  std::vector<BlockIndex> blocks_;
+  std::vector<std::uint64_t> pointers_, extents_;
+};
+
+}  // namespace deepum::sim

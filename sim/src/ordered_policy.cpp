@@ -1,0 +1,252 @@
+#include "deepum/sim/ordered_policy.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+namespace deepum::sim {
+
+namespace {
+constexpr std::uint64_t kBlock = core::kBlockBytes;
+
+std::uint64_t bytes_of(const std::vector<core::AddressRange>& ranges) {
+  std::uint64_t total = 0;
+  for (const core::AddressRange& range : ranges) total += range.bytes;
+  return total;
+}
+
+double gib(std::uint64_t bytes) {
+  return static_cast<double>(bytes) / static_cast<double>(std::uint64_t{1} << 30);
+}
+}  // namespace
+
+void OrderedPolicy::begin(Executor& executor) {
+  const Workload& w = executor.workload();
+  workload_ = &w;
+  if (w.operands.empty()) {
+    throw std::invalid_argument(
+        "deepum-ordered replays the operands of every launch and the allocator's buffers, which this trace "
+        "lacks: record it with deepum of trace format 1.4 or later (trace_file)");
+  }
+  const std::uint64_t capacity = executor.capacity_blocks() * kBlock;
+  limit_bytes_ = options_.limit_bytes != 0 ? std::min(options_.limit_bytes, capacity) : capacity;
+  // The library's batch: its eviction headroom (a tenth of the limit, at least 1 GiB, at most a
+  // quarter), at most an eighth of the limit.
+  const std::uint64_t headroom =
+      std::min(std::max(std::uint64_t{1} << 30, limit_bytes_ / 10), limit_bytes_ / 4);
+  core::LaunchOrderedOptions moves = options_.moves;
+  if (moves.swap && moves.swap_bytes == 0) moves.swap_bytes = w.footprint_bytes();
+  model_.emplace(limit_bytes_, std::min(headroom, limit_bytes_ / 8), moves);
+  next_event_ = 0;
+  host_ = 0;
+  discard_stream_free_ = 0;
+  eviction_done_.assign(1, 0);
+  placement_done_.assign(1, 0);
+}
+
+std::span<const BlockIndex> OrderedPolicy::blocks_of(const std::vector<core::AddressRange>& ranges) {
+  blocks_.clear();
+  const std::vector<core::BlockId>& ids = workload_->block_ids;
+  for (const core::AddressRange& range : ranges) {
+    if (range.bytes == 0) continue;
+    // Blocks no operation touches are not in the workload: nothing of theirs costs anything.
+    auto it = std::lower_bound(ids.begin(), ids.end(), core::block_of(range.address));
+    for (; it != ids.end() && *it <= core::block_of(range.address + range.bytes - 1); ++it)
+      blocks_.push_back(static_cast<BlockIndex>(it - ids.begin()));
+  }
+  return blocks_;
+}
+
+Nanoseconds OrderedPolicy::done_by(const std::vector<Nanoseconds>& done, std::uint64_t number) {
+  return number < done.size() ? done[number] : 0;
+}
+
+void OrderedPolicy::set_done(std::vector<Nanoseconds>& done, std::uint64_t number, Nanoseconds at) {
+  if (number == 0) return;
+  if (done.size() <= number) done.resize(number + 1, 0);
+  done[number] = at;
+}
+
+std::optional<core::LaunchEviction> OrderedPolicy::decide(std::uint32_t k, const Workload& w) {
+  const StepOperands& step = w.operands[k];
+  if (!step.known) return std::nullopt;
+  const KernelStep& kernel = w.kernels[k];
+  if (kernel.operation == core::GpuOperation::kernel) {
+    core::KernelLaunch launch;
+    launch.correlation_id = kernel.correlation_id;
+    launch.execution_key = kernel.execution_key;
+    launch.stream = step.stream;
+    launch.unnamed_memory = step.unnamed_memory;
+    const std::size_t kept = std::min<std::size_t>(step.count, core::KernelLaunch::kMaxPointers);
+    launch.pointer_count = static_cast<std::uint16_t>(kept);
+    launch.pointers_truncated = step.count > kept || !step.complete;
+    for (std::size_t i = 0; i < kept; ++i) {
+      launch.pointers[i] = w.operand_addresses[step.first + i];
+      launch.extents[i] = w.operand_extents[step.first + i];
+    }
+    if (step.count <= kept) return model_->before_launch(launch);
+    core::LaunchPointers every;
+    every.pointers = w.operand_addresses.data() + step.first;
+    every.extents = w.operand_extents.data() + step.first;
+    every.count = step.count;
+    every.complete = step.complete;
+    return model_->before_launch(launch, true, &every);
+  }
+  core::CopyLaunch copy;
+  copy.correlation_id = kernel.correlation_id;
+  copy.stream = step.stream;
+  copy.operation = kernel.operation;
+  copy.unnamed_memory = step.unnamed_memory;
+  copy.bytes = step.copy_bytes;
+  copy.operand_count =
+      static_cast<std::uint16_t>(std::min<std::size_t>(step.count, core::CopyLaunch::kMaxOperands));
+  for (std::uint16_t o = 0; o < copy.operand_count; ++o)
+    copy.operands[o] = w.operand_addresses[step.first + o];
+  if (copy.unnamed_memory) {
+    // Nothing to order before it (the library forgets freshness and moves nothing).
+    model_->forget_fresh();
+    return std::nullopt;
+  }
+  return model_->before_copy(copy);
+}
+
+void OrderedPolicy::before_kernel(std::uint32_t k, Executor& executor) {
+  const Workload& w = executor.workload();
+  for (; next_event_ < w.host_events.size() && w.host_events[next_event_].before_kernel <= k; ++next_event_) {
+    const HostEvent& event = w.host_events[next_event_];
+    switch (event.kind) {
+      case HostEvent::Kind::range_allocated:
+        model_->on_range_allocated(event.address, event.bytes);
+        break;
+      case HostEvent::Kind::range_freed:
+        model_->on_range_freed(event.address);
+        break;
+      case HostEvent::Kind::buffer_handed_out:
+        model_->on_buffer_handed_out(event.address, event.bytes);
+        break;
+      case HostEvent::Kind::buffer_returned:
+        model_->on_buffer_returned(event.address, event.bytes, event.stream);
+        break;
+    }
+  }
+  Nanoseconds start = 0;
+  if (std::optional<core::LaunchEviction> decision = decide(k, w)) start = carry_out(*decision, executor);
+  // The thread's own time for the operation: as traced, else the machine's figure.
+  const std::uint64_t traced = w.kernels[k].host_gap_ns;
+  host_ += traced != 0 ? traced : us_to_ns(executor.machine().launch_us);
+  executor.hold_kernel_until(std::max(host_, start));
+}
+
+void OrderedPolicy::after_kernel(std::uint32_t k, Executor& executor) {
+  constexpr std::uint8_t kDeviceToHost = 2;  // CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+  const KernelStep& step = executor.workload().kernels[k];
+  if (step.operation == core::GpuOperation::memcpy && step.copy_kind == kDeviceToHost)
+    host_ = std::max(host_, executor.now());
+}
+
+Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor) {
+  const MachineModel& m = executor.machine();
+  // The launch's stream has run everything enqueued before this operation once the previous one
+  // ended (the simulator runs one stream).
+  const Nanoseconds stream_so_far = executor.now();
+  Nanoseconds start = done_by(eviction_done_, d.wait_for_eviction);
+
+  if (!d.unswap.empty()) {
+    // Copied back by the host once every move in flight is done.
+    const Nanoseconds all_moved = std::max(*std::max_element(eviction_done_.begin(), eviction_done_.end()),
+                                           *std::max_element(placement_done_.begin(), placement_done_.end()));
+    host_ = std::max(host_, all_moved) + transfer_ns(bytes_of(d.unswap), m.copy_d2h_gb_per_s);
+  }
+  if (!d.discard.empty()) {
+    // Dead victims dropped on the discard stream after the launch stream's work so far; the
+    // launch waits for it.
+    const Nanoseconds dropped = occupy_discard_stream(
+        std::max(stream_so_far, discard_stream_free_),
+        us_to_ns(m.discard_call_us) + transfer_ns(bytes_of(d.discard), m.discard_gb_per_s));
+    start = std::max(start, executor.drop(blocks_of(d.discard), dropped));
+  }
+  Nanoseconds evicted = 0;
+  if (!d.swap_out.empty() || !d.evict.empty()) {
+    Nanoseconds copies_done = host_;
+    if (!d.swap_out.empty()) {
+      const std::span<const BlockIndex> blocks = blocks_of(d.swap_out);
+      host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.swap_out) / kBlock) + us_to_ns(m.discard_call_us);
+      copies_done = executor.write_back(blocks, host_, m.copy_d2h_gb_per_s);
+      if (m.swap_holds_thread) host_ = std::max(host_, copies_done);
+    }
+    Nanoseconds moved = copies_done;
+    if (!d.evict.empty()) {
+      const std::span<const BlockIndex> blocks = blocks_of(d.evict);
+      // The driver moves memory to the host in the calling thread when the stream has nothing
+      // left to wait for (um_move_probe: d2h on an idle stream returns when done, behind a
+      // kernel at once): the victims' last users have run and no eviction is in flight.
+      Nanoseconds waits_for =
+          std::max(copies_done, *std::max_element(eviction_done_.begin(), eviction_done_.end()));
+      for (BlockIndex b : blocks) waits_for = std::max(waits_for, executor.last_use_end(b));
+      host_ += us_to_ns(m.prefetch_d2h_call_us) * d.evict.size();
+      moved = executor.write_back(blocks, std::max(host_, copies_done), m.prefetch_d2h_gb_per_s);
+      if (waits_for <= host_) host_ = std::max(host_, moved);
+    }
+    evicted = std::max(copies_done, moved);
+    set_done(eviction_done_, d.eviction_number, evicted);
+    if (d.wait_for_evict) start = std::max(start, evicted);
+  }
+  // The evictions whose room a placement or fetch takes.
+  const Nanoseconds room = std::max(done_by(eviction_done_, d.fetch_waits_for_eviction),
+                                    d.wait_for_evict ? evicted : Nanoseconds{0});
+  if (!d.place.empty() || !d.restore.empty()) {
+    const Nanoseconds earliest = std::max(
+        {stream_so_far, room, done_by(eviction_done_, d.place_after_eviction), discard_stream_free_});
+    const Nanoseconds placed = occupy_discard_stream(
+        earliest,
+        us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.place) + bytes_of(d.restore), m.place_gb_per_s));
+    Nanoseconds done = std::max(placed, executor.bring_in(blocks_of(d.place), placed, 0));
+    if (!d.restore.empty()) {
+      host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.restore) / kBlock);
+      done = std::max(done,
+                      executor.bring_in(blocks_of(d.restore), std::max(placed, host_), m.copy_h2d_gb_per_s));
+    }
+    discard_stream_free_ = done;  // the copies back run on the discard stream too
+    set_done(placement_done_, d.placement_number, done);
+    start = std::max(start, done);
+  }
+  if (!d.fetch.empty()) {
+    host_ += us_to_ns(m.prefetch_h2d_call_us) * d.fetch.size();
+    start = std::max(start,
+                     executor.bring_in(blocks_of(d.fetch), std::max(host_, room), m.prefetch_h2d_gb_per_s));
+  }
+  start = std::max(start, done_by(placement_done_, d.after_placement));
+  if (d.after_every_placement)
+    start = std::max(start, *std::max_element(placement_done_.begin(), placement_done_.end()));
+  return start;
+}
+
+Nanoseconds OrderedPolicy::occupy_discard_stream(Nanoseconds earliest, Nanoseconds duration) {
+  // The driver drops or places memory in the calling thread when the stream has nothing to wait
+  // for (um_move_probe: enqueue time = done time on an idle stream); queued behind earlier work
+  // the call returns at once.
+  const Nanoseconds begins = std::max(host_, earliest);
+  if (begins == host_) host_ += duration;
+  discard_stream_free_ = begins + duration;
+  return discard_stream_free_;
+}
+
+std::string OrderedPolicy::detail() const {
+  if (!model_) return {};
+  const core::LaunchOrderedStats& s = model_->stats();
+  const core::LaunchOrderedOptions& o = options_.moves;
+  char text[512];
+  std::snprintf(
+      text, sizeof text,
+      "limit %.2f GiB; prefetch %s, discard %s, place %s, swap %s; evicted %.2f GiB in %llu evictions "
+      "(%llu waited for), swapped out %.2f GiB, copied back %.2f GiB, placed %.2f GiB, fetched %.2f GiB, "
+      "discarded %.2f GiB",
+      gib(limit_bytes_), o.prefetch ? "on" : "off", o.discard_dead ? "on" : "off",
+      o.place_fresh ? "on" : "off", o.swap ? "on" : "off", gib(s.evicted_bytes),
+      static_cast<unsigned long long>(s.evictions), static_cast<unsigned long long>(s.waited_evictions),
+      gib(s.swapped_out_bytes), gib(s.restored_bytes), gib(s.placed_bytes), gib(s.fetched_bytes),
+      gib(s.discarded_bytes));
+  return text;
+}
+
+}  // namespace deepum::sim

@@ -1,0 +1,154 @@
+// The simulator's launch-ordered policies (OrderedPolicy: the library's LaunchOrderedResidency
+// replayed from a trace's launch operands and allocator buffers): host events land before the
+// right operation, the limit is held by evictions, swapping replaces the faults back with copies,
+// and a trace without operands is refused.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "deepum/sim/engine.hpp"
+#include "deepum/sim/ordered_policy.hpp"
+#include "deepum/sim/policies.hpp"
+#include "deepum/sim/workload.hpp"
+
+using namespace deepum;
+using namespace deepum::sim;
+
+namespace {
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t kTensor = 8 * kMiB;  // four 2 MB blocks
+constexpr std::uint64_t kStepNs = 2'000'000;
+constexpr std::uint64_t kKernelNs = 1'000'000;
+const std::uint64_t kRanges[] = {std::uint64_t{1} << 30, std::uint64_t{2} << 30, std::uint64_t{3} << 30};
+
+// `iterations` times: three kernels, each naming one whole 8 MiB range (A, B, C), 1 ms each, 2 ms
+// apart, in one stream, launched `host_gap` apart by the program's thread; with `operands`, the
+// trace has each launch's operands (format 1.4).
+constexpr std::uint64_t kFastHostNs = 10'000;
+WorkloadBuilder training_loop(int iterations, bool operands, std::uint64_t host_gap = kFastHostNs) {
+  WorkloadBuilder builder;
+  for (std::uint64_t address : kRanges)
+    builder.add(core::RangeEvent{core::RangeEvent::Kind::allocated, 1, address, kTensor});
+  for (int i = 0; i < 3 * iterations; ++i) {
+    const std::uint64_t at = static_cast<std::uint64_t>(i + 1) * kStepNs;
+    core::KernelLaunch launch;
+    launch.correlation_id = 100 + static_cast<std::uint64_t>(i);
+    launch.execution_key = static_cast<std::uint64_t>(i % 3) + 1;
+    launch.function = launch.execution_key;
+    launch.host_time = static_cast<std::uint64_t>(i + 1) * host_gap;
+    launch.pointer_count = 1;
+    launch.pointers[0] = kRanges[i % 3];
+    builder.add(launch);
+    if (operands)
+      builder.add(core::LaunchOperands{launch.correlation_id, true, false, {kRanges[i % 3]}, {kTensor}});
+    core::KernelExecution execution;
+    execution.correlation_id = launch.correlation_id;
+    execution.start = at;
+    execution.end = at + kKernelNs;
+    builder.add(execution);
+  }
+  return builder;
+}
+
+SimResult replay(const Workload& w, const std::string& policy, std::uint64_t limit) {
+  std::unique_ptr<Policy> p = make_policy(policy, limit);
+  REQUIRE(p != nullptr);
+  return simulate(w, MachineModel::h200(), *p);
+}
+
+}  // namespace
+
+TEST_CASE("host events land before the first operation the host issued after them") {
+  WorkloadBuilder builder = training_loop(1, true);
+  // Between the second launch (host time 20 us) and the third (30 us): before kernel 2.
+  builder.add(core::BufferEvent{core::BufferEvent::Kind::returned, 25'000, kRanges[0], kTensor, 7});
+  // After every launch: never applied (before kernel 3, one past the last).
+  builder.add(core::BufferEvent{core::BufferEvent::Kind::handed_out, 10 * kStepNs, kRanges[1], kTensor, 0});
+  const Workload w = builder.finish();
+  REQUIRE(w.operands.size() == 3);
+  CHECK(w.stats.steps_with_operands == 3);
+  CHECK(w.operands[1].known);
+  CHECK(w.operand_addresses[w.operands[1].first] == kRanges[1]);
+  CHECK(w.operand_extents[w.operands[1].first] == kTensor);
+  // Three ranges allocated before kernel 0, then the two buffer events.
+  REQUIRE(w.host_events.size() == 5);
+  CHECK(w.host_events[0].kind == HostEvent::Kind::range_allocated);
+  CHECK(w.host_events[0].before_kernel == 0);
+  CHECK(w.host_events[3].kind == HostEvent::Kind::buffer_returned);
+  CHECK(w.host_events[3].before_kernel == 2);
+  CHECK(w.host_events[3].stream == 7);
+  CHECK(w.host_events[4].kind == HostEvent::Kind::buffer_handed_out);
+  CHECK(w.host_events[4].before_kernel == 3);
+  // Every block of each named tensor is touched (the operands' extents), not only the pointer's.
+  CHECK(w.block_count() == 12);
+  CHECK(w.blocks_of(0).size() == 4);
+}
+
+TEST_CASE("the ordered policies hold the limit; swapping replaces faults back with copies") {
+  const Workload w = training_loop(4, true).finish();
+  const std::uint64_t limit = 16 * kMiB;  // two of the three tensors
+
+  const SimResult everything = replay(w, "deepum-ordered", 0);  // the whole GPU: nothing moves
+  CHECK(everything.stats.d2h_bytes == 0);
+  CHECK(everything.stats.stall_ns < kKernelNs);
+
+  std::unique_ptr<Policy> ordered_policy = make_policy("deepum-ordered", limit);
+  const SimResult ordered = simulate(w, MachineModel::h200(), *ordered_policy);
+  const auto& ordered_model = dynamic_cast<OrderedPolicy&>(*ordered_policy).model_stats();
+  CHECK(ordered_model.evictions > 0);
+  CHECK(ordered_model.peak_bytes <= limit + kTensor);
+  CHECK(ordered_model.swapped_out_bytes == 0);
+  CHECK(ordered.stats.d2h_bytes > 0);
+  CHECK(ordered.stats.faults > 12);  // the evicted tensors fault back in every iteration
+  CHECK(ordered.detail.find("swap off") != std::string::npos);
+
+  std::unique_ptr<Policy> swap_policy = make_policy("deepum-swap", limit);
+  const SimResult swapped = simulate(w, MachineModel::h200(), *swap_policy);
+  const auto& swap_model = dynamic_cast<OrderedPolicy&>(*swap_policy).model_stats();
+  CHECK(swap_model.swapped_out_bytes > 0);
+  CHECK(swap_model.restored_bytes > 0);
+  CHECK(swapped.stats.faults == 0);  // every tensor was fetched, placed or copied back first
+  CHECK(swapped.stats.d2h_bytes == swap_model.swapped_out_bytes);
+  CHECK(swapped.stats.total_ns < ordered.stats.total_ns);
+  CHECK(swapped.stats.total_ns >= w.compute_ns());
+  CHECK(swapped.detail.find("swap on") != std::string::npos);
+
+  // Deterministic.
+  CHECK(replay(w, "deepum-swap", limit).stats.total_ns == swapped.stats.total_ns);
+}
+
+TEST_CASE("the program's thread held by a swap delays the launches behind it") {
+  const Workload w = training_loop(4, true).finish();
+  MachineModel machine = MachineModel::h200();
+  machine.copy_d2h_gb_per_s = 0.5;  // 16 ms per tensor: far longer than a kernel
+  std::unique_ptr<Policy> queued = make_policy("deepum-swap", 16 * kMiB);
+  const SimResult free_thread = simulate(w, machine, *queued);
+  machine.swap_holds_thread = true;
+  std::unique_ptr<Policy> held = make_policy("deepum-swap", 16 * kMiB);
+  const SimResult held_thread = simulate(w, machine, *held);
+  CHECK(held_thread.stats.total_ns > free_thread.stats.total_ns);
+}
+
+TEST_CASE("a program thread slower than the GPU sets the pace: the traced host gaps are replayed") {
+  const Workload fast = training_loop(4, true).finish();
+  const Workload slow = training_loop(4, true, 3 * kKernelNs).finish();
+  CHECK(slow.kernels[1].host_gap_ns == 3 * kKernelNs);
+  const SimResult gpu_bound = replay(fast, "deepum-ordered", 0);
+  const SimResult host_bound = replay(slow, "deepum-ordered", 0);
+  CHECK(gpu_bound.stats.total_ns < 12 * kKernelNs + kKernelNs);
+  // Twelve launches 3 ms apart: the last starts 33 ms after the first.
+  CHECK(host_bound.stats.total_ns >= 11 * 3 * kKernelNs + kKernelNs);
+  CHECK(host_bound.stats.d2h_bytes == 0);
+}
+
+TEST_CASE("the ordered policies refuse a trace without launch operands") {
+  const Workload w = training_loop(2, false).finish();
+  CHECK(w.operands.empty());
+  std::unique_ptr<Policy> policy = make_policy("deepum-swap", 16 * kMiB);
+  CHECK_THROWS_WITH_AS(simulate(w, MachineModel::h200(), *policy), doctest::Contains("trace format 1.4"),
+                       std::invalid_argument);
+}
