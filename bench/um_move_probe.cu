@@ -1,7 +1,8 @@
 // um_move_probe: what bounds moving managed memory on this GPU, for the choices the stream-ordered
 // path makes: whether device-to-host prefetches (evictions) go faster on several streams at once,
 // whether they overlap host-to-device prefetches, and what discarding costs (dropped and placed on
-// the host, dropped in place, dropped and placed on the GPU without a copy).
+// the host, dropped in place, dropped and placed on the GPU without a copy), and what swapping
+// costs (copies into a pinned store a 2 MB block per call, then a discard; placed, then copied back).
 //
 //   um_move_probe [MiB]   (default 2048 per buffer, two buffers; keep 2x well under free memory)
 //
@@ -31,6 +32,7 @@ namespace {
 using bench::device_location;
 using bench::host_location;
 constexpr size_t kRange = 64 << 20;  // the evictor's ranges are tensors: tens of MiB
+constexpr size_t kBlock = 2 << 20;   // the swap store's slot: one 2 MB block
 
 struct Buffer {
   char* data = nullptr;
@@ -158,6 +160,48 @@ int main(int argc, char** argv) {
                                                         &location_index, 1, 0, streams[0]));
        }},
   };
+  // stream_ordered_swap's moves: a live victim copied into a pinned host store one 2 MB block per
+  // call, then dropped in place; brought back by a placement without a copy, then one copy per block.
+  char* store = nullptr;
+  CHECK_CUDA(cudaMallocHost(&store, a.bytes));
+  const auto copy_blocks = [&](bool out) {
+    for (size_t at = 0; at < a.bytes; at += kBlock) {
+      CHECK_CUDA(out ? cudaMemcpyAsync(store + at, a.data + at, kBlock, cudaMemcpyDeviceToHost, streams[0])
+                     : cudaMemcpyAsync(a.data + at, store + at, kBlock, cudaMemcpyHostToDevice, streams[0]));
+    }
+  };
+  const auto discard_a = [&] {
+    a.ranges(0, a.range_count(), pointers, sizes);
+    CHECK_CUDA(cudaMemDiscardBatchAsync(pointers.data(), sizes.data(), pointers.size(), 0, streams[0]));
+  };
+  const auto place_a_on_gpu = [&] {
+    a.ranges(0, a.range_count(), pointers, sizes);
+    CHECK_CUDA(cudaMemDiscardAndPrefetchBatchAsync(pointers.data(), sizes.data(), pointers.size(), &gpu,
+                                                   &location_index, 1, 0, streams[0]));
+  };
+  // A placement per 2 MB block, one call each: with discard_and_place_on_gpu (one call for all),
+  // each call's own cost.
+  cases.push_back({"place_in_2MiB_calls", a.bytes, [&] { place(a, host, streams[0]); },
+                   [&] {
+                     for (size_t at = 0; at < a.bytes; at += kBlock) {
+                       void* pointer = a.data + at;
+                       size_t size = kBlock;
+                       CHECK_CUDA(cudaMemDiscardAndPrefetchBatchAsync(&pointer, &size, 1, &gpu,
+                                                                      &location_index, 1, 0, streams[0]));
+                     }
+                   }});
+  const size_t first_swap_case = cases.size();
+  cases.push_back({"swap_copy_out", a.bytes, [&] { place(a, gpu, streams[0]); }, [&] { copy_blocks(true); }});
+  cases.push_back({"swap_copy_out_then_discard", a.bytes, [&] { place(a, gpu, streams[0]); },
+                   [&] {
+                     copy_blocks(true);
+                     discard_a();
+                   }});
+  cases.push_back({"swap_place_then_copy_back", a.bytes, [&] { place(a, host, streams[0]); },
+                   [&] {
+                     place_a_on_gpu();
+                     copy_blocks(false);
+                   }});
   // Streams 0 and 1 wait for a 200 ms kernel on stream 3 before what `body` enqueues.
   cudaEvent_t kernel_done;
   CHECK_CUDA(cudaEventCreateWithFlags(&kernel_done, cudaEventDisableTiming));
@@ -193,6 +237,7 @@ int main(int argc, char** argv) {
   // d2h_and_h2d_at_once issues both ways from one thread: on idle streams the moves to the host
   // hold it, so only behind the kernel are the two ways really enqueued at once.
   for (size_t i : {size_t{0}, size_t{3}, size_t{5}, size_t{6}}) cases.push_back(behind_kernel(cases[i]));
+  for (size_t i = first_swap_case; i < first_swap_case + 3; ++i) cases.push_back(behind_kernel(cases[i]));
   for (size_t i : {size_t{0}, size_t{3}, size_t{5}}) {
     const Case plain = cases[i];
     cases.push_back(behind_hold(plain, "host_fn_0", host_fn(0)));
@@ -231,5 +276,6 @@ int main(int argc, char** argv) {
   std::printf("}\n");
   CHECK_CUDA(cudaFree(a.data));
   CHECK_CUDA(cudaFree(b.data));
+  CHECK_CUDA(cudaFreeHost(store));
   return 0;
 }
