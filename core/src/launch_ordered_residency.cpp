@@ -13,6 +13,7 @@ void LaunchOrderedResidency::on_range_allocated(std::uint64_t address, std::uint
   range.address = address;
   range.bytes = bytes;
   range.blocks.assign(block_of(address + bytes - 1) - block_of(address) + 1, Block{});
+  range_bytes_ += bytes;
   // What cudaMalloc returns holds nothing yet.
   if (options_.place_fresh) {
     for (Block& block : range.blocks) block.fresh_epoch = fresh_epoch_;
@@ -26,6 +27,7 @@ void LaunchOrderedResidency::on_range_freed(std::uint64_t address) {
     make_evicted(it->second, index);
     release_swapped(it->second, index);
   }
+  range_bytes_ -= it->second.bytes;
   ranges_.erase(it);
 }
 
@@ -347,7 +349,7 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
     // Nothing to evict (the launch names every resident block): nothing to wait for.
     decision.wait_for_evict = !decision.evict.empty() || !decision.swap_out.empty();
     if (decision.wait_for_evict) ++stats_.waited_evictions;
-  } else if (may_evict && pending_.size() < std::max(options_.evictions_ahead, 1U) &&
+  } else if (may_evict && range_bytes_ > limit_ && pending_.size() < std::max(options_.evictions_ahead, 1U) &&
              resident_bytes_ + new_bytes > limit_ - ahead) {
     // Within `ahead` of the limit (what is in flight counted free): evict a batch alongside the
     // program, waited for only when the room is needed (discards are always waited for: they free

@@ -653,6 +653,33 @@ TEST_CASE("evictions ordered before launches keep a loop larger than the limit u
   CHECK(stats.peak_bytes <= kLimit);
 }
 
+TEST_CASE("a loop whose ranges fit the limit exactly is never evicted; one more range is") {
+  // Sixteen 8 MiB tensors, 128 MiB, a limit of exactly that: evicting a batch ahead by LRU would
+  // take the tensor the loop needs next, every pass.
+  constexpr std::uint64_t kTensor = 8 * kMiB, kTensors = 16, kLimit = kTensors * kTensor;
+  LaunchOrderedResidency model(kLimit, 4 * kTensor, {.prefetch = true});
+  for (std::uint64_t t = 0; t < kTensors; ++t) model.on_range_allocated(kBase + t * kTensor, kTensor);
+  InOrderGpu gpu;
+  const auto pass = [&](std::uint64_t tensors) {
+    for (std::uint64_t t = 0; t < tensors; ++t)
+      gpu.run(model.before_launch(launch_naming(kBase + t * kTensor, kTensor)),
+              launch_naming(kBase + t * kTensor, kTensor));
+  };
+  for (int i = 0; i < 4; ++i) pass(kTensors);
+  CHECK(model.stats().evictions == 0);
+  CHECK(gpu.resident.size() * kBlockBytes == kLimit);
+  // A seventeenth tensor: the ranges no longer fit, and the limit is held by evicting.
+  model.on_range_allocated(kBase + kTensors * kTensor, kTensor);
+  for (int i = 0; i < 2; ++i) pass(kTensors + 1);
+  CHECK(model.stats().evictions > 0);
+  CHECK(gpu.resident.size() * kBlockBytes <= kLimit);
+  // Freed again: 128 MiB fit, and nothing more is evicted.
+  model.on_range_freed(kBase + kTensors * kTensor);
+  const std::uint64_t evictions = model.stats().evictions;
+  for (int i = 0; i < 3; ++i) pass(kTensors);
+  CHECK(model.stats().evictions == evictions);
+}
+
 TEST_CASE("with evictions ahead, two run alongside and a launch waits for the oldest only") {
   // 24 tensors of 2 MiB, each launch naming one and the next: 48 MiB a pass, three times the limit.
   constexpr std::uint64_t kLimit = 16 * kMiB, kTensor = 2 * kMiB, kTensors = 24;

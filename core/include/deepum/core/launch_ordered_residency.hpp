@@ -247,6 +247,9 @@ class LaunchOrderedResidency {
   std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
   std::list<LruEntry> lru_;                // resident parts, least recently named first
   std::uint64_t resident_bytes_ = 0;
+  // Every live range's bytes: while they fit under the limit, nothing ever has to leave, so no
+  // eviction is made ahead (at exactly the footprint, an LRU batch would evict what a loop needs next).
+  std::uint64_t range_bytes_ = 0;
   // Evictions alongside the program not waited for yet, oldest first, and the bytes they move.
   struct PendingEviction {
     std::uint64_t number = 0, bytes = 0;
