@@ -1,5 +1,6 @@
-// prefetch_bandwidth: what explicit Unified Memory prefetches reach on this GPU, the figure the
-// prefetcher's floor is computed from (bytes that must cross the link / this bandwidth).
+// prefetch_bandwidth: what explicit Unified Memory prefetches reach on this GPU, and what copies
+// between the GPU and pinned host memory reach (deepum's swap path): the link's best rate each
+// way is the figure the suite's floor is computed from (bytes that must cross the link / rate).
 //
 //   prefetch_bandwidth [MiB]   (default 2048; keep it well under the GPU's free memory)
 //
@@ -112,6 +113,33 @@ int main(int argc, char** argv) {
     both_ways = std::max(both_ways, static_cast<double>(2 * half) / (std::max(out_ms, in_ms) * 1e6));
   }
   results.push_back({"both_ways_64MiB_ranges", 0, false, both_ways});
+
+  // Copies between the buffer, resident on the GPU, and pinned host memory, in 64 MiB calls (as
+  // deepum swaps: one call per range, queued in one stream).
+  char* pinned = nullptr;
+  CHECK_CUDA(cudaMallocHost(&pinned, bytes));
+  std::memset(pinned, 2, bytes);
+  CHECK_CUDA(cudaMemPrefetchAsync(data, bytes, device_location(device), 0, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  Result to_host{"d2h_pinned_copy", bytes / (64 << 20), false};
+  Result to_gpu{"h2d_pinned_copy", bytes / (64 << 20), true};
+  for (int round = 0; round < 3; ++round) {
+    for (Result* r : {&to_host, &to_gpu}) {
+      const auto start = std::chrono::steady_clock::now();
+      for (size_t offset = 0; offset < bytes; offset += 64 << 20) {
+        const size_t n = std::min<size_t>(64 << 20, bytes - offset);
+        if (r->to_gpu)
+          CHECK_CUDA(cudaMemcpyAsync(data + offset, pinned + offset, n, cudaMemcpyHostToDevice, stream));
+        else
+          CHECK_CUDA(cudaMemcpyAsync(pinned + offset, data + offset, n, cudaMemcpyDeviceToHost, stream));
+      }
+      CHECK_CUDA(cudaStreamSynchronize(stream));
+      r->best = std::max(r->best, static_cast<double>(bytes) / seconds_since(start) / 1e9);
+    }
+  }
+  results.push_back(to_host);
+  results.push_back(to_gpu);
+  CHECK_CUDA(cudaFreeHost(pinned));
   cudaDeviceProp prop{};
   CHECK_CUDA(cudaGetDeviceProperties(&prop, device));
   std::printf("device %s, %zu MiB, best of 3\n", prop.name, mib);

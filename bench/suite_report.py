@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The benchmark suite's tables and plots (bench/suite_gpu.sh), standard library only.
 
-    suite_report.py [--out DIR] [--docs PATH | --no-docs] DIR_OR_FILE [...]
+    suite_report.py [--out DIR] [--docs PATH | --no-docs] [--bandwidth FILE] DIR_OR_FILE [...]
     suite_report.py --collect RUNDIR --phase P --machine FILE [--bandwidth FILE] --output FILE
 
 The first form reads every suite_*.json under the given folders (one per phase, as suite_gpu.sh
@@ -17,10 +17,15 @@ statistics into one suite_PHASE.json.
 
 Ratios: "x native" divides by the native median step of the same phase. The floor at R (floor_ms,
 which prefetch_report.py shares) is the larger of the native step time and the time to move
-F - F/R bytes each way per step at the measured 64 MiB-range prefetch bandwidth, both directions
-overlapped (whether Unified Memory's migrations do overlap is not settled; prefetch_bandwidth's
-both-ways figure is reported beside it). Without a bandwidth measurement the floor is the native
-step time.
+F - F/R bytes each way per step at the link's best measured rate in that direction (the larger of
+the 64 MiB-range prefetch and the pinned copy, deepum's swap path, when prefetch_bandwidth measured
+it), both directions overlapped. Without a bandwidth measurement the floor is the native step
+time. `--bandwidth FILE` in the first form puts one measurement under every phase's floor (one
+GPU model, phases measured before the pinned copy was).
+
+A phase given twice (two calls, say the second for the runs the first skipped) keeps both calls'
+rows, each with the ratios of its own call; a (workload, mode, R) that both ran keeps the later
+call's row, and a run skipped in one call gives way to the other call's result.
 """
 
 from __future__ import annotations
@@ -103,10 +108,25 @@ def find_phases(paths: list[str]) -> list[dict]:
         if not doc or "runs" not in doc:
             print(f"suite_report: {f}: not a suite phase file, left out", file=sys.stderr)
             continue
-        key = doc.get("phase") or f.stem
-        if key not in phases or (doc.get("date") or "") > (phases[key].get("date") or ""):
-            phases[key] = doc  # the same phase twice: the later call wins
+        key = f"{doc.get('phase') or f.stem} {doc.get('date') or ''}"
+        phases[key] = doc  # the same file given twice: once
     return list(phases.values())
+
+
+def latest_rows(rows: list[dict]) -> list[dict]:
+    """One row per (workload, mode, R) across calls: the latest that ran, else the latest;
+    native rows all stay (each call's ratios are to its own)."""
+    best: dict[tuple, dict] = {}
+    for r in rows:
+        if r["mode"] == "native":
+            continue
+        key = (r["workload"], r["mode"], r["ratio"])
+        rank = (r["status"] != "skipped (phase budget)", r["phase"].get("date") or "")
+        if key not in best or rank > best[key][0]:
+            best[key] = (rank, r)
+    kept = [r for _, r in best.values()]
+    used = {id(r["phase"]) for r in kept}
+    return [r for r in rows if r["mode"] == "native" and id(r["phase"]) in used] + kept
 
 
 def losses_vs(native: dict | None, run: dict | None) -> str:
@@ -123,8 +143,8 @@ def floor_ms(native_ms: float, footprint: int, ratio: float, bandwidth: dict | N
     if not bandwidth or ratio <= 1:
         return native_ms
     must_move = footprint - footprint / ratio
-    h2d = bandwidth.get("h2d_64MiB_ranges_gbps", 0) * 1e9
-    d2h = bandwidth.get("d2h_64MiB_ranges_gbps", 0) * 1e9
+    h2d = max(bandwidth.get("h2d_64MiB_ranges_gbps", 0), bandwidth.get("h2d_pinned_copy_gbps", 0)) * 1e9
+    d2h = max(bandwidth.get("d2h_64MiB_ranges_gbps", 0), bandwidth.get("d2h_pinned_copy_gbps", 0)) * 1e9
     if h2d <= 0 or d2h <= 0:
         return native_ms
     return max(native_ms, 1000 * must_move / h2d, 1000 * must_move / d2h)
@@ -234,7 +254,7 @@ def plot(workload: str, rows: list[dict], path: Path) -> bool:
 
 
 def render(phases: list[dict], out_dir: Path) -> tuple[str, list[str]]:
-    rows = [r for phase in phases for r in rows_of(phase)]
+    rows = latest_rows([r for phase in phases for r in rows_of(phase)])
     workloads = sorted({r["workload"] for r in rows})
     try:
         import matplotlib  # noqa: F401, PLC0415
@@ -253,7 +273,9 @@ def render(phases: list[dict], out_dir: Path) -> tuple[str, list[str]]:
                "`_discard`, `_place_fresh` and `_swap`; earlier ones: the correlation prefetcher, "
                "`prefetch.enabled=true`); "
                "save-on-cpu / fsdp2-cpu = train_gpt2.py `--offload` by hand, PyTorch capped at "
-               "footprint/R bytes. Ratios are to the native run and the floor of the same call.", ""]
+               "footprint/R bytes. Ratios are to the native run and the floor of the same call. The floor: "
+               "the native step, or moving F - F/R bytes each way at the link's best measured rate "
+               "(prefetch or pinned copy, prefetch_bandwidth), both ways at once, when longer.", ""]
     for workload in workloads:
         wrows = [r for r in rows if r["workload"] == workload]
         lines += [f"### {workload}", ""]
@@ -280,6 +302,12 @@ def report(args: argparse.Namespace) -> int:
     if not phases:
         print("suite_report: no suite_*.json found", file=sys.stderr)
         return 2
+    if args.bandwidth:
+        link = load_json(Path(args.bandwidth))
+        if not link:
+            raise SystemExit(f"suite_report: --bandwidth {args.bandwidth}: not a prefetch_bandwidth JSON line")
+        for phase in phases:
+            phase["bandwidth"] = link
     out_dir = Path(args.out or (args.inputs[0] if Path(args.inputs[0]).is_dir() else Path(args.inputs[0]).parent))
     out_dir.mkdir(parents=True, exist_ok=True)
     docs = None if args.no_docs else Path(args.docs)
@@ -307,7 +335,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--collect", metavar="RUNDIR", help="gather one phase's runs (manifest.tsv) into JSON")
     p.add_argument("--phase", help="with --collect: the phase's name")
     p.add_argument("--machine", help="with --collect: machine_PHASE.txt (date, nvidia-smi line, versions)")
-    p.add_argument("--bandwidth", help="with --collect: prefetch_bandwidth's JSON line")
+    p.add_argument("--bandwidth", help="prefetch_bandwidth's JSON line: with --collect the phase's; otherwise "
+                   "the one every phase's floor is computed from")
     p.add_argument("--alloc-limit", type=int, help="with --collect: deepum's allocation limit in bytes")
     p.add_argument("--output", help="with --collect: the file to write (default stdout)")
     args = p.parse_args(argv)
