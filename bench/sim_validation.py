@@ -93,10 +93,17 @@ def main():
     parser.add_argument("--base", default=os.path.join(os.path.dirname(__file__), "..", "sim", "machines", "h100.json"))
     parser.add_argument("--iterations", type=int, default=5, help="steps in the trace")
     parser.add_argument("--warmup", type=int, default=2, help="steps replayed but not measured")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a machine key measured elsewhere (a probe without the case), after the probe's")
     parser.add_argument("runs", nargs="+")
     args = parser.parse_args()
 
     machine = machine_from(args.probe, args.bandwidth, args.base)
+    for setting in args.set:
+        key, sep, value = setting.partition("=")
+        if not sep:
+            sys.exit(f"sim_validation.py: --set {setting}: expected KEY=VALUE (deepum-sim checks the key)")
+        machine[key] = json.loads(value)
     with open(args.machine_out, "w") as f:
         json.dump(machine, f, indent=2)
     print("machine file (" + args.machine_out + "): " + json.dumps(machine))
