@@ -14,12 +14,14 @@ lib="$root/build-gpu/lib/libdeepum.so"
 gpt2="$root/examples/pytorch/train_gpt2.py"
 resnet="$root/examples/pytorch/train_resnet.py"
 
+free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits 2>/dev/null | head -1 | tr -d ' ')
+# No figure, no runs: the allocation limit below is what keeps them under the card's free memory.
+[[ $free_mib =~ ^[0-9]+$ ]] || { echo "${0##*/}: no GPU here (nvidia-smi reports no free memory); these benchmarks need one" >&2; exit 2; }
 {
   date -u +"date %Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version,memory.total,memory.free --format=csv,noheader
   python3 -c "import torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__)"
 } 2>&1 | tee "$out/machine_${phase:-run}.txt"
-free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1 | tr -d ' ')
 alloc_limit=$((free_mib * 1024 * 1024 / 2))
 
 if [[ ! -f "$lib" ]]; then

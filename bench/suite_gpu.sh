@@ -8,6 +8,8 @@
 #   baselines             GPT-2 124M by hand at the same GPU memory: set_per_process_memory_fraction
 #                         with save_on_cpu, FSDP2 CPU offload (world size 1), and both
 #   list                  prints the phases
+#   all                   every phase above in turn (hours on one GPU), then the report over all of
+#                         them into docs/benchmarks.md (NO_DOCS=1 leaves it)
 # Each workload runs natively first (its footprint F = peak reserved), then for each
 # oversubscription R in RATIOS (default "1.0 1.5 2 3") in modes um (deepum, resident limit F/R,
 # prefetch.enabled=false: reactive eviction, the default) and deepum (resident limit F/R, its
@@ -25,12 +27,31 @@
 # memory; each workload's footprint is below it.
 set -uo pipefail
 phases="gpt2-124m gpt2-350m bert-base bert-large resnet streaming baselines"
-phase=${1:?usage: suite_gpu.sh PHASE (one of: $phases; or list)}
+phase=${1:?usage: suite_gpu.sh PHASE (one of: $phases; all; or list)}
 if [[ $phase == list ]]; then
-  echo "$phases"
+  echo "$phases all"
   exit 0
 fi
-[[ " $phases " == *" $phase "* ]] || { echo "suite_gpu.sh: unknown phase $phase (one of: $phases)" >&2; exit 2; }
+if [[ $phase == all ]]; then
+  # Every phase in turn (each within its own PHASE_BUDGET), into one folder, then the report over
+  # all of them, which also replaces the suite section of docs/benchmarks.md (NO_DOCS=1: not).
+  final=${OUT:-$(cd "$(dirname "$0")/.." && pwd)/bench/results/local}
+  status=0
+  for p in $phases; do
+    bash "$0" "$p"
+    case $? in
+    0) ;;
+    2) exit 2 ;;  # no GPU, or a usage error: the other phases would fail the same way
+    *) status=1 ;;
+    esac
+  done
+  docs=()
+  [[ ${NO_DOCS:-0} == 1 ]] && docs=(--no-docs)
+  python3 "$(dirname "$0")/suite_report.py" "${docs[@]}" --out "$final" "$final" >/dev/null || status=1
+  echo "suite: every phase's results in $final (suite.md)"
+  exit "$status"
+fi
+[[ " $phases " == *" $phase "* ]] || { echo "suite_gpu.sh: unknown phase $phase (one of: $phases, all)" >&2; exit 2; }
 source "$(dirname "$0")/common.sh"
 
 bert="$root/examples/pytorch/train_bert.py"

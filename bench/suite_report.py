@@ -198,7 +198,7 @@ def fmt(value: float | None, spec: str) -> str:
 def table(rows: list[dict]) -> list[str]:
     headers = ["mode", "oversub.", "GPU memory cap GiB", "median step ms", "x native", "x floor (floor ms)",
                "losses vs native", "faults", "GiB to GPU / to host", "peak resident GiB (vs cap)", "status", "GPU",
-               "date", "command"]
+               "date (UTC)", "command"]
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     order = {m: i for i, m in enumerate(MODE_ORDER)}
     for r in sorted(rows, key=lambda r: (r["ratio"], order.get(r["mode"], 99), r["mode"])):
@@ -215,7 +215,7 @@ def table(rows: list[dict]) -> list[str]:
             fmt(r["ms"], ".1f"), fmt(r["x_native"], ".2f"),
             f"{fmt(r['x_floor'], '.2f')} ({fmt(r['floor_ms'], '.0f')})",
             r["losses"], fmt(r["faults"], "d"), moved, peak_cell, r["status"],
-            phase.get("gpu") or "?", (phase.get("date") or "?")[:10],
+            phase.get("gpu") or "?", (phase.get("date") or "?")[:16].replace("T", " "),  # the time tells calls apart
             f"`{run.get('command', '').replace('|', '/')}`",
         ]
         out.append("| " + " | ".join(cells) + " |")
