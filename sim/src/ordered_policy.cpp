@@ -155,7 +155,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     // Copied back by the host once every move in flight is done.
     const Nanoseconds all_moved = std::max(*std::max_element(eviction_done_.begin(), eviction_done_.end()),
                                            *std::max_element(placement_done_.begin(), placement_done_.end()));
-    host_ = std::max(host_, all_moved) + transfer_ns(bytes_of(d.unswap), m.copy_d2h_gb_per_s);
+    host_ = std::max(host_, all_moved) + transfer_ns(bytes_of(d.unswap), m.copy_h2d_gb_per_s);
   }
   if (!d.discard.empty()) {
     // Dead victims dropped on the discard stream after the launch stream's work so far; the
