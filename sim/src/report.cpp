@@ -8,8 +8,13 @@ namespace deepum::sim {
 std::optional<std::uint64_t> floor_ns(const ReplayReport& report) {
   for (const SimResult& result : report.results) {
     if (result.policy != "oracle") continue;
-    const std::uint64_t in = transfer_ns(result.stats.h2d_bytes, report.machine.prefetch_h2d_gb_per_s);
-    const std::uint64_t out = transfer_ns(result.stats.d2h_bytes, report.machine.prefetch_d2h_gb_per_s);
+    // The oracle's bytes at the link's best rate each way: a prefetch, or a pinned copy (what
+    // deepum-swap moves by), so no policy, swapping or not, can beat it.
+    const MachineModel& m = report.machine;
+    const std::uint64_t in =
+        transfer_ns(result.stats.h2d_bytes, std::max(m.prefetch_h2d_gb_per_s, m.copy_h2d_gb_per_s));
+    const std::uint64_t out =
+        transfer_ns(result.stats.d2h_bytes, std::max(m.prefetch_d2h_gb_per_s, m.copy_d2h_gb_per_s));
     // Migrations that take turns move the oracle's bytes one way after the other.
     return std::max(report.compute_ns, report.machine.migrations_overlap ? std::max(in, out) : in + out);
   }
