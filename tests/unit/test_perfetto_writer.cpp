@@ -27,6 +27,19 @@ std::vector<json> events_named(const json& document, std::string_view phase, std
   return found;
 }
 
+// The trace converted by write_perfetto_json() through a file, checked against the format and parsed.
+json converted(const Trace& trace, const std::string& file_name) {
+  const auto path = std::filesystem::temp_directory_path() / (file_name + std::to_string(getpid()) + ".json");
+  std::string error;
+  REQUIRE_MESSAGE(write_perfetto_json(trace, path.string(), &error), error);
+  std::ifstream in(path);
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  std::filesystem::remove(path);
+  const std::string problem = validate_perfetto_json(text);
+  CHECK_MESSAGE(problem.empty(), problem);
+  return json::parse(text);
+}
+
 std::string thread_name(const json& document, int pid, int tid) {
   for (const json& event : document["traceEvents"]) {
     if (event["ph"] == "M" && event["name"] == "thread_name" && event["pid"] == pid &&
@@ -283,17 +296,7 @@ TEST_CASE("write_perfetto_json converts a compact trace in time order") {
   trace.hints.push_back({Hint::Kind::prefetch_to_gpu, 55'000, 0x0, kBlockBytes});
   trace.resident_samples.push_back({70'000, kBlockBytes, 0});
 
-  const auto path =
-      std::filesystem::temp_directory_path() / ("deepum-convert." + std::to_string(getpid()) + ".json");
-  std::string error;
-  REQUIRE_MESSAGE(write_perfetto_json(trace, path.string(), &error), error);
-  std::ifstream in(path);
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  std::filesystem::remove(path);
-
-  const std::string problem = validate_perfetto_json(text);
-  CHECK_MESSAGE(problem.empty(), problem);
-  const json document = json::parse(text);
+  const json document = converted(trace, "deepum-convert.");
   CHECK(document["metadata"]["device_name"] == "test GPU");
   CHECK(document["metadata"]["deepum_base_timestamp_ns"] == "40000");
   CHECK(events_named(document, "X", "gemm").size() == 50);
@@ -310,6 +313,7 @@ TEST_CASE("write_perfetto_json converts a compact trace in time order") {
   }
   CHECK(timed == 205);
 
+  std::string error;
   CHECK_FALSE(write_perfetto_json(trace, "/nonexistent-deepum-dir/x.json", &error));
   CHECK(error.find("cannot open") == 0);
 }
@@ -419,16 +423,7 @@ TEST_CASE("write_perfetto_json draws a trace's buffer events, and its copies cou
   trace.buffer_events.push_back({BufferEvent::Kind::handed_out, 45'000, 0x0, 4096, 0});
   // Not drawn (its execution record is), but the earliest time in the trace.
   trace.copies.push_back({7, 0, 30'000, GpuOperation::memcpy, 1, {0x0, 0}, 4096, false});
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("deepum-convert-buffers." + std::to_string(getpid()) + ".json");
-  std::string error;
-  REQUIRE_MESSAGE(write_perfetto_json(trace, path.string(), &error), error);
-  std::ifstream in(path);
-  const std::string text{std::istreambuf_iterator<char>(in), {}};
-  std::filesystem::remove(path);
-  const std::string problem = validate_perfetto_json(text);
-  CHECK_MESSAGE(problem.empty(), problem);
-  const json document = json::parse(text);
+  const json document = converted(trace, "deepum-convert-buffers.");
   CHECK(document["metadata"]["deepum_base_timestamp_ns"] == "30000");
   const std::vector<json> handed = events_named(document, "i", "buffer handed out");
   REQUIRE(handed.size() == 1);
