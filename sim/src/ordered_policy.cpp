@@ -138,10 +138,7 @@ void OrderedPolicy::before_kernel(std::uint32_t k, Executor& executor) {
 }
 
 void OrderedPolicy::after_kernel(std::uint32_t k, Executor& executor) {
-  constexpr std::uint8_t kDeviceToHost = 2;  // CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
-  const KernelStep& step = executor.workload().kernels[k];
-  if (step.operation == core::GpuOperation::memcpy && step.copy_kind == kDeviceToHost)
-    host_ = std::max(host_, executor.now());
+  if (executor.workload().kernels[k].copies_to_host()) host_ = std::max(host_, executor.now());
 }
 
 Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor) {

@@ -346,18 +346,23 @@ Workload WorkloadBuilder::finish() {
   return w;
 }
 
+namespace {
+// The record of `records` (sorted by correlation id) with this correlation id, or none.
+template <typename Record>
+const Record* with_correlation(const std::vector<Record>& records, std::uint64_t id) {
+  auto it = std::lower_bound(records.begin(), records.end(), id,
+                             [](const Record& r, std::uint64_t wanted) { return r.correlation_id < wanted; });
+  return it != records.end() && it->correlation_id == id ? &*it : nullptr;
+}
+}  // namespace
+
 const core::LaunchOperands* WorkloadBuilder::operands_of(const core::KernelExecution& e) const {
-  if (e.operation != core::GpuOperation::kernel) return nullptr;
-  auto it = std::lower_bound(launch_operands_.begin(), launch_operands_.end(), e.correlation_id,
-                             [](const auto& o, std::uint64_t id) { return o.correlation_id < id; });
-  return it != launch_operands_.end() && it->correlation_id == e.correlation_id ? &*it : nullptr;
+  return e.operation == core::GpuOperation::kernel ? with_correlation(launch_operands_, e.correlation_id)
+                                                   : nullptr;
 }
 
 const core::CopyLaunch* WorkloadBuilder::copy_of(const core::KernelExecution& e) const {
-  if (e.operation == core::GpuOperation::kernel) return nullptr;
-  auto it = std::lower_bound(copies_.begin(), copies_.end(), e.correlation_id,
-                             [](const auto& c, std::uint64_t id) { return c.correlation_id < id; });
-  return it != copies_.end() && it->correlation_id == e.correlation_id ? &*it : nullptr;
+  return e.operation != core::GpuOperation::kernel ? with_correlation(copies_, e.correlation_id) : nullptr;
 }
 
 void WorkloadBuilder::place_host_side(Workload& w) {
@@ -405,9 +410,8 @@ void WorkloadBuilder::place_host_side(Workload& w) {
     }
     if (out.known) ++stats_.steps_with_operands;
     issued[k] = latest;
-    constexpr std::uint8_t kDeviceToHost = 2;  // CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
-    const bool waits = step.operation == core::GpuOperation::memcpy && step.copy_kind == kDeviceToHost;
-    if (k > 0 && issued[k - 1] != 0 && !waits) w.kernels[k].host_gap_ns = issued[k] - issued[k - 1];
+    if (k > 0 && issued[k - 1] != 0 && !step.copies_to_host())
+      w.kernels[k].host_gap_ns = issued[k] - issued[k - 1];
   }
   const auto before = [&issued](Timestamp time) {
     return static_cast<std::uint32_t>(std::upper_bound(issued.begin(), issued.end(), time) - issued.begin());

@@ -43,6 +43,12 @@ struct KernelStep {
   // before (trace format 1.4: the launches' and copies' host times); 0 before a copy to the host,
   // whose gap is the thread waiting for the GPU (a synchronize, an item()), and where unknown.
   std::uint64_t host_gap_ns = 0;
+
+  // A copy to the host: the program reads what it copies, so its thread waits for the GPU.
+  bool copies_to_host() const {
+    constexpr std::uint8_t kDeviceToHost = 2;  // CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+    return operation == core::GpuOperation::memcpy && copy_kind == kDeviceToHost;
+  }
 };
 
 // Managed blocks that stop existing before a kernel (their range was freed): dropped from the GPU
