@@ -594,10 +594,9 @@ void start_once(core::Session& session) {
           "stream_ordered_discard and stream_ordered_place_fresh are off: the driver lacks "
           "cuMemDiscardAndPrefetchBatchAsync");
     }
-    runtime->evictor = std::make_unique<StreamOrderedEvictor>(
-        options.resident_limit_bytes,
-        std::min(options.effective_headroom(), options.resident_limit_bytes / 8), moves,
-        config.stream_ordered_eviction_thread);
+    runtime->evictor =
+        std::make_unique<StreamOrderedEvictor>(options.resident_limit_bytes, options.launch_ordered_batch(),
+                                               moves, config.stream_ordered_eviction_thread);
     if (const std::string error = runtime->evictor->create(); !error.empty()) {
       core::logger().warn("no evictions before launches ({}): the limit is held from CUPTI's records alone",
                           error);

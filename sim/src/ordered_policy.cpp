@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "deepum/core/event_pipeline.hpp"
+
 namespace deepum::sim {
 
 namespace {
@@ -30,13 +32,11 @@ void OrderedPolicy::begin(Executor& executor) {
   }
   const std::uint64_t capacity = executor.capacity_blocks() * kBlock;
   limit_bytes_ = options_.limit_bytes != 0 ? std::min(options_.limit_bytes, capacity) : capacity;
-  // The library's batch: its eviction headroom (a tenth of the limit, at least 1 GiB, at most a
-  // quarter), at most an eighth of the limit.
-  const std::uint64_t headroom =
-      std::min(std::max(std::uint64_t{1} << 30, limit_bytes_ / 10), limit_bytes_ / 4);
+  core::PipelineOptions library;  // the library's batch for this limit
+  library.resident_limit_bytes = limit_bytes_;
   core::LaunchOrderedOptions moves = options_.moves;
   if (moves.swap && moves.swap_bytes == 0) moves.swap_bytes = w.footprint_bytes();
-  model_.emplace(limit_bytes_, std::min(headroom, limit_bytes_ / 8), moves);
+  model_.emplace(limit_bytes_, library.launch_ordered_batch(), moves);
   next_event_ = 0;
   host_ = 0;
   discard_stream_free_ = 0;

@@ -47,6 +47,11 @@ struct PipelineOptions {
     const std::uint64_t limit = resident_limit_bytes;
     return std::min(std::max(eviction_headroom_bytes, limit / 10), limit / 4);
   }
+  // A batch of the evictions ordered before launches (LaunchOrderedResidency): the headroom, at
+  // most an eighth of the limit (they evict ahead, so a large batch would waste the room).
+  std::uint64_t launch_ordered_batch() const {
+    return std::min(effective_headroom(), resident_limit_bytes / 8);
+  }
   // The most the headroom grows to when residency still overshoots the limit.
   std::uint64_t max_headroom() const { return resident_limit_bytes / 2; }
 };
