@@ -30,7 +30,7 @@ MachineModel MachineModel::h200() {
   m.copy_h2d_gb_per_s = 55.4;                   // pinned cudaMemcpy, 55.4 GB/s each way
   m.copy_d2h_gb_per_s = 55.4;
   m.copy_call_us = 5.0;         // the H100's (um_move_probe swap copies' enqueue: 4.4-5.9 us)
-  m.place_call_us = 30.0;       // the H100's (um_move_probe place_in_2MiB_calls: 28-35 us)
+  m.place_call_us = 34.6;       // the H100's (um_move_probe place_in_2MiB_calls, session 13)
   m.place_gb_per_s = 135.0;     // the H100's (um_move_probe discard_and_place_on_gpu)
   m.swap_holds_thread = false;  // not measured on the H200
   return m;
