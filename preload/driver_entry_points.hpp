@@ -13,6 +13,10 @@ struct DriverEntryPoint {
   void (*adopt_real)(void* real_function);  // tells the interposer where the real function is
 };
 
+// Every driver interposer: the memory ones (driver_interposers.cpp) and those for modules,
+// captures and contexts (lifecycle_interposers.cpp).
 std::span<const DriverEntryPoint> driver_entry_points();
+std::span<const DriverEntryPoint> memory_entry_points();
+std::span<const DriverEntryPoint> lifecycle_entry_points();
 
 }  // namespace deepum::preload

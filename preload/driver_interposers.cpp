@@ -5,7 +5,9 @@
 
 #include <cstring>
 #include <iterator>
+#include <vector>
 
+#include "deepum/core/capture_gate.hpp"
 #include "deepum/core/deferred_free_queue.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/tracing_session.hpp"
@@ -32,6 +34,7 @@ namespace driver {
 
 namespace {
 core::DeferredFreeQueue g_deferred_frees;
+std::atomic<std::uint64_t> g_kept_for_graphs{0}, g_kept_for_graphs_notice{0};
 constexpr StatusCodes<CUresult> kCodes{CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY};
 }  // namespace
 
@@ -46,6 +49,21 @@ std::string query_device_total(std::uint64_t* total_bytes) {
 }
 
 CUresult free_after_stream(const ManagedRange& range, CUstream stream) {
+  // Freed while its stream is captured into a graph: the graph's replays may still use it, and
+  // deepum cannot tell when the last graph holding it is gone, so the memory is kept to the end.
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (stream != nullptr && stream_is_capturing.get() != nullptr &&
+      (stream_is_capturing.get()(stream, &capture) != CUDA_SUCCESS ||
+       capture != CU_STREAM_CAPTURE_STATUS_NONE)) {
+    g_kept_for_graphs.fetch_add(range.bytes, std::memory_order_relaxed);
+    if (g_kept_for_graphs_notice.fetch_add(1, std::memory_order_relaxed) == 0) {
+      core::logger().info(
+          "a free during stream capture: the memory is kept until the process exits, since the captured "
+          "graph "
+          "may still use it");
+    }
+    return CUDA_SUCCESS;
+  }
   CUevent event = nullptr;
   if (event_create.get()(&event, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
     if (event_record.get()(event, stream) == CUDA_SUCCESS) {
@@ -60,8 +78,12 @@ CUresult free_after_stream(const ManagedRange& range, CUstream stream) {
 }
 
 void reap_deferred_frees() {
+  // Event queries: none while a stream capture runs (it would invalidate the capture). Only an
+  // event that fired frees its memory: an error (a context in a sticky error) keeps it.
+  core::GateEntry gate;
+  if (!gate) return;
   g_deferred_frees.reap(
-      [](void* event) { return event_query.get()(static_cast<CUevent>(event)) != CUDA_ERROR_NOT_READY; },
+      [](void* event) { return event_query.get()(static_cast<CUevent>(event)) == CUDA_SUCCESS; },
       [](const core::DeferredFreeQueue::Entry& entry) {
         const CUresult freed = mem_free.get()(static_cast<CUdeviceptr>(entry.base));
         if (freed != CUDA_SUCCESS) {
@@ -70,6 +92,10 @@ void reap_deferred_frees() {
         event_destroy.get()(static_cast<CUevent>(entry.completion));
       });
 }
+
+void drop_deferred_frees() { g_deferred_frees.clear(); }
+
+std::uint64_t bytes_kept_for_graphs() { return g_kept_for_graphs.load(std::memory_order_relaxed); }
 
 void lock_deferred_frees_for_fork() { g_deferred_frees.lock_for_fork(); }
 
@@ -339,6 +365,15 @@ const DriverEntryPoint kDriverEntryPoints[] = {
      [](void* fn) { real_get_proc_address_v1.set(fn); }},
 };
 
-std::span<const DriverEntryPoint> driver_entry_points() { return kDriverEntryPoints; }
+std::span<const DriverEntryPoint> memory_entry_points() { return kDriverEntryPoints; }
+
+std::span<const DriverEntryPoint> driver_entry_points() {
+  static const std::vector<DriverEntryPoint> all = [] {
+    std::vector<DriverEntryPoint> entries(memory_entry_points().begin(), memory_entry_points().end());
+    entries.insert(entries.end(), lifecycle_entry_points().begin(), lifecycle_entry_points().end());
+    return entries;
+  }();
+  return all;
+}
 
 }  // namespace deepum::preload

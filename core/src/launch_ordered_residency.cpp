@@ -145,8 +145,8 @@ std::vector<AddressRange> LaunchOrderedResidency::forget_fresh_and_unswap() {
   return unswap_all();
 }
 
-void LaunchOrderedResidency::swap_refused(const std::vector<AddressRange>& blocks) {
-  options_.swap = false;
+void LaunchOrderedResidency::swap_refused(const std::vector<AddressRange>& blocks, bool store_full) {
+  if (store_full) options_.swap = false;
   unmark_swapped(blocks);
 }
 
@@ -277,9 +277,9 @@ std::vector<AddressRange> LaunchOrderedResidency::begin_naming(bool unnamed, boo
   // It may reach blocks it does not name: none may stay fresh or swapped.
   std::vector<AddressRange> unswap;
   if (unnamed) unswap = forget_fresh_and_unswap();
-  // Not ordered in its stream (being captured): what it names must not stay swapped.
+  // Nothing can be ordered before it (a stream capture runs): what it names must not stay swapped.
   if (!may_evict && options_.swap) {
-    std::vector<AddressRange> rest = stop_swapping();
+    std::vector<AddressRange> rest = unswap_all();
     unswap.insert(unswap.end(), rest.begin(), rest.end());
   }
   return unswap;

@@ -66,6 +66,7 @@ std::string EvictionThread::create_own_context() {
 std::uint32_t EvictionThread::hand_over(CUevent ready, CUevent done, std::vector<core::AddressRange> ranges,
                                         bool waited) {
   std::lock_guard lock(mutex_);
+  if (stopping_) return 0;  // the thread ends or has ended: nobody would issue it
   const std::uint32_t number = ++next_number_;
   handed_.push_back({ready, done, std::move(ranges), number, waited});
   wake_.notify_one();

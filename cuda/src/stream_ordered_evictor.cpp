@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "deepum/core/capture_gate.hpp"
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
@@ -103,9 +104,67 @@ std::string StreamOrderedEvictor::create() {
   return {};
 }
 
-void StreamOrderedEvictor::stop() {
-  // Not under mutex_: nothing the thread does needs it.
+void StreamOrderedEvictor::stop(bool contents_lost) {
+  // Not under mutex_: nothing the thread does needs it. Later hand-overs are refused, and issued
+  // by the caller itself.
   if (eviction_thread_) eviction_thread_->stop();
+  HostWork work;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return;
+    stopped_ = true;
+    IssuingScope issuing;
+    try {
+      if (!contents_lost) copy_back_on_host(model_.unswap_all(), work);
+    } catch (const std::exception&) {
+      // Out of memory for the list: nothing was unmarked (unswap_all builds it first).
+    }
+  }
+  run(work);
+}
+
+void StreamOrderedEvictor::restore_before_capture() noexcept {
+  HostWork work;
+  {
+    std::unique_lock lock(mutex_);
+    if (stopped_) return;
+    restores_done_.wait(lock, [this] { return host_restores_ == 0; });
+    IssuingScope issuing;
+    try {
+      copy_back_on_host(model_.unswap_all(), work);
+      // And every move in flight done: none can be waited for while the capture runs.
+      for (const InFlight& move : in_flight_) work.host_waits.push_back({move.done, move.handed_over});
+    } catch (const std::exception&) {
+      // Out of memory for the lists: what was listed is waited for; the rest is waited for by the
+      // operations that name it.
+    }
+  }
+  run(work);
+}
+
+void StreamOrderedEvictor::grow_swap_store() noexcept {
+  for (int chunks = 0; chunks < 16; ++chunks) {  // a few a round: the worker has other work
+    {
+      std::lock_guard lock(mutex_);
+      if (!store_ || stopped_ || !store_->wants_chunk(swap_reserve_bytes_)) return;
+    }
+    core::GateEntry entry;  // pinning while a stream capture runs may invalidate it
+    if (!entry) return;
+    std::string error;
+    void* chunk = HostSwapStore::pin_chunk(error);
+    std::lock_guard lock(mutex_);
+    if (chunk == nullptr) {
+      store_->pin_failed(std::move(error));
+      return;
+    }
+    try {
+      store_->add_chunk(chunk);
+    } catch (const std::exception&) {
+      if (driver::mem_free_host.get() != nullptr) driver::mem_free_host.get()(chunk);
+      store_->pin_failed("out of memory for the swap store's slots");
+      return;
+    }
+  }
 }
 
 bool StreamOrderedEvictor::finished(const InFlight& move) const {
@@ -113,15 +172,62 @@ bool StreamOrderedEvictor::finished(const InFlight& move) const {
   return event_query.get()(move.done) == CUDA_SUCCESS;
 }
 
-CUresult StreamOrderedEvictor::wait_in_stream(CUstream stream, EvictionRef eviction) {
-  // The thread takes no lock of ours, so waiting for it under mutex_ cannot deadlock.
-  if (eviction.handed_over != 0) eviction_thread_->wait_issued(eviction.handed_over);
-  return stream_wait_event.get()(stream, eviction.done, 0);
+CUresult StreamOrderedEvictor::wait_in_program_stream(CUstream stream, EvictionRef eviction, HostWork& work) {
+  const bool issued = eviction.handed_over == 0 || eviction_thread_->issued(eviction.handed_over);
+  if (!issued) {
+    work.stream_waits.push_back({stream, eviction});
+    return CUDA_SUCCESS;
+  }
+  const CUresult r = stream_wait_event.get()(stream, eviction.done, 0);
+  if (r != CUDA_SUCCESS) work.host_waits.push_back(eviction);  // the launch must not run before it
+  return r;
 }
 
-void StreamOrderedEvictor::wait_on_host(EvictionRef eviction) {
+CUresult StreamOrderedEvictor::wait_in_own_stream(CUstream ours, EvictionRef eviction) {
+  // The one wait under mutex_ (see the header): the thread takes no lock of ours.
   if (eviction.handed_over != 0) eviction_thread_->wait_issued(eviction.handed_over);
-  if (event_synchronize.get() != nullptr) event_synchronize.get()(eviction.done);
+  return stream_wait_event.get()(ours, eviction.done, 0);
+}
+
+void StreamOrderedEvictor::run(HostWork& work) {
+  if (work.empty()) return;
+  const auto wait_issued = [this](EvictionRef eviction) {
+    if (eviction.handed_over != 0) eviction_thread_->wait_issued(eviction.handed_over);
+  };
+  const auto synchronize = [](CUevent event) {
+    if (event_synchronize.get() != nullptr) event_synchronize.get()(event);
+  };
+  for (const HostWork::StreamWait& wait : work.stream_waits) {
+    wait_issued(wait.eviction);
+    if (stream_wait_event.get()(wait.stream, wait.eviction.done, 0) != CUDA_SUCCESS)
+      synchronize(wait.eviction.done);
+  }
+  for (EvictionRef eviction : work.host_waits) {
+    wait_issued(eviction);
+    synchronize(eviction.done);
+  }
+  for (CUstream stream : work.stream_syncs) {
+    if (stream_synchronize.get() != nullptr) stream_synchronize.get()(stream);
+  }
+  if (!work.copies.empty()) {
+    const auto start = std::chrono::steady_clock::now();
+    // The copies out (and any move naming these blocks) finish first.
+    for (EvictionRef move : work.before_copies) {
+      wait_issued(move);
+      synchronize(move.done);
+    }
+    // Managed memory is the host's to write: each page faults to the host and takes the contents.
+    for (const SlotCopy& copy : work.copies)
+      std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(copy.block)), copy.slot, copy.bytes);
+    const auto ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    host_copy_back_ns_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+  }
+  std::lock_guard lock(mutex_);
+  for (const SlotCopy& copy : work.copies) store_->give_back(copy.slot);
+  for (void* slot : work.slots_to_free) store_->give_back(slot);
+  if (!work.copies.empty() && --host_restores_ == 0) restores_done_.notify_all();
+  reap();
 }
 
 CUevent StreamOrderedEvictor::take_event() {
@@ -154,7 +260,9 @@ void StreamOrderedEvictor::on_range_allocated(std::uint64_t address, std::uint64
 }
 
 void StreamOrderedEvictor::on_range_freed(std::uint64_t address) noexcept {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  // A host copy back may be writing into the range: it must end before the driver takes it back.
+  restores_done_.wait(lock, [this] { return host_restores_ == 0; });
   model_.on_range_freed(address);
   release_dead_slots();
 }
@@ -174,6 +282,9 @@ void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint
 }
 
 void StreamOrderedEvictor::reap() {
+  // Event queries: none while a stream capture runs (the moves are reaped after it).
+  core::GateEntry entry;
+  if (!entry) return;
   if (eviction_thread_) {
     // What the driver refused on the thread stayed resident.
     for (EvictionThread::Failed& failed : eviction_thread_->take_failed()) {
@@ -193,9 +304,10 @@ void StreamOrderedEvictor::reap() {
     // before the anchor) this poll, which is later than it finished.
     std::uint64_t end = last_poll_;
     float ms = 0;
-    if (anchor_time_ != 0 && event_elapsed_time.get() != nullptr &&
+    const std::uint64_t anchor_time = anchor_time_.load(std::memory_order_relaxed);
+    if (anchor_time != 0 && event_elapsed_time.get() != nullptr &&
         event_elapsed_time.get()(&ms, anchor_, move.done) == CUDA_SUCCESS && ms >= 0)
-      end = anchor_time_ + static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6);
+      end = anchor_time + static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6);
     // The prefetch stream runs one prefetch at a time: one started no earlier than it was enqueued,
     // the one before it finished, and the eviction it waited for finished (reaped before it: our
     // moves are reaped in the order issued).
@@ -246,7 +358,7 @@ void StreamOrderedEvictor::release_after_moves(const std::vector<core::AddressRa
   reap();
 }
 
-CUresult StreamOrderedEvictor::swap_out(core::LaunchEviction& decision) {
+CUresult StreamOrderedEvictor::swap_out(core::LaunchEviction& decision, HostWork& work) {
   std::vector<core::AddressRange> copied, refused;
   CUresult r = CUDA_SUCCESS;
   // Merged within each of the decision's ranges only: each lies in one allocation, and a discard
@@ -274,24 +386,26 @@ CUresult StreamOrderedEvictor::swap_out(core::LaunchEviction& decision) {
   if (r == CUDA_SUCCESS && !copied.empty()) r = discard_where_they_are(copied, stream_);
   if (r != CUDA_SUCCESS) {
     // Nothing dropped: the copies enqueued read only. Their slots are free once they are done.
-    if (stream_synchronize.get() != nullptr) stream_synchronize.get()(stream_);
+    work.stream_syncs.push_back(stream_);
     for_each_block(decision.swap_out, [&](std::uint64_t block, std::uint64_t) {
-      if (void* slot = store_->detach(block)) store_->give_back(slot);
+      if (void* slot = store_->detach(block)) work.slots_to_free.push_back(slot);
     });
     return r;
   }
   if (!refused.empty()) {
-    if (!store_->error().empty())
+    // No free slot yet (the worker pins ahead of need), or never again: written back by the driver.
+    const bool full = store_->full();
+    if (full && !store_->error().empty() && swap_store_failed_.fetch_add(1, std::memory_order_relaxed) == 0)
       core::logger().warn("the swap store could not grow ({}): evictions go through the driver from now on",
                           store_->error());
-    model_.swap_refused(refused);
+    model_.swap_refused(refused, full);
     decision.evict.insert(decision.evict.end(), refused.begin(), refused.end());
   }
   decision.swap_out = std::move(copied);
   return CUDA_SUCCESS;
 }
 
-CUresult StreamOrderedEvictor::copy_back(const std::vector<core::AddressRange>& restore) {
+CUresult StreamOrderedEvictor::copy_back(const std::vector<core::AddressRange>& restore, HostWork& work) {
   CUresult r = CUDA_SUCCESS;
   std::vector<core::AddressRange> left;
   for_each_block(restore, [&](std::uint64_t block, std::uint64_t bytes) {
@@ -303,46 +417,36 @@ CUresult StreamOrderedEvictor::copy_back(const std::vector<core::AddressRange>& 
   });
   if (r != CUDA_SUCCESS) {
     // After the placement and the copies enqueued: the host writes the rest.
-    if (stream_synchronize.get() != nullptr) stream_synchronize.get()(discard_stream_);
-    copy_back_on_host(left);
+    work.stream_syncs.push_back(discard_stream_);
+    copy_back_on_host(left, work);
   }
   return r;
 }
 
-void StreamOrderedEvictor::copy_back_on_host(const std::vector<core::AddressRange>& ranges) {
+void StreamOrderedEvictor::copy_back_on_host(const std::vector<core::AddressRange>& ranges, HostWork& work) {
   if (ranges.empty() || !store_) return;
-  const auto start = std::chrono::steady_clock::now();
-  // The copies out (and any move naming these blocks) finish first.
-  for (const InFlight& move : in_flight_) {
-    if (move.kind == Move::eviction) {
-      wait_on_host({move.done, move.handed_over});
-    } else if (event_synchronize.get() != nullptr) {
-      event_synchronize.get()(move.done);
-    }
-  }
-  reap();
-  // Managed memory is the host's to write: each page faults to the host and takes the contents.
+  const bool first = work.copies.empty();
   for_each_block(ranges, [&](std::uint64_t block, std::uint64_t bytes) {
-    void* slot = store_->detach(block);
-    if (slot == nullptr) return;
-    std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(block)), slot, bytes);
-    store_->give_back(slot);
+    if (void* slot = store_->detach(block)) work.copies.push_back({block, bytes, slot});
   });
-  const auto ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
-  host_copy_back_ns_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+  if (work.copies.empty()) return;
+  if (first) ++host_restores_;  // other operations wait until these blocks hold their contents again
+  work.before_copies.clear();
+  for (const InFlight& move : in_flight_) work.before_copies.push_back({move.done, move.handed_over});
 }
 
 std::vector<StreamOrderedEvictor::Finished> StreamOrderedEvictor::poll_finished(std::uint64_t now) {
-  std::lock_guard lock(mutex_);
-  if (anchor_time_ == 0 && anchor_stream_ != nullptr) {
-    // Once, on the worker, once the caller's clock (CUPTI's) runs, on a stream of its own that
-    // is idle (ours may hold evictions waiting for the program): the anchor completes within
-    // microseconds of `now`.
-    if (event_record.get()(anchor_, anchor_stream_) == CUDA_SUCCESS && event_synchronize.get() != nullptr &&
-        event_synchronize.get()(anchor_) == CUDA_SUCCESS)
-      anchor_time_ = now;
+  // Once, on the worker (the only user of the anchor), once the caller's clock (CUPTI's) runs, on
+  // a stream of its own that is idle (ours may hold evictions waiting for the program): the anchor
+  // completes within microseconds of `now`. With no lock held: it is a host wait.
+  bool anchored = false;
+  if (anchor_stream_ != nullptr && anchor_time_.load(std::memory_order_relaxed) == 0) {
+    core::GateEntry entry;
+    anchored = entry && event_record.get()(anchor_, anchor_stream_) == CUDA_SUCCESS &&
+               event_synchronize.get() != nullptr && event_synchronize.get()(anchor_) == CUDA_SUCCESS;
   }
+  std::lock_guard lock(mutex_);
+  if (anchored) anchor_time_.store(now, std::memory_order_relaxed);
   last_poll_ = now;
   reap();
   return std::exchange(finished_, {});
@@ -402,17 +506,15 @@ StreamOrderedEvictor::EvictionRef StreamOrderedEvictor::eviction_up_to(std::uint
 }
 
 bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
-                                 std::vector<core::AddressRange>& discarded) {
+                                 std::vector<core::AddressRange>& discarded, HostWork& work) {
   // The room the eviction in flight makes is needed now, unless it has finished already: the
   // model counts that room free from here on, so the launch waits for it whatever follows (on the
   // host, if the driver refuses the stream wait).
   const EvictionRef pending =
       decision.wait_for_eviction != 0 ? eviction_up_to(decision.wait_for_eviction) : EvictionRef{};
   if (pending) {
-    if (CUresult r = wait_in_stream(stream, pending); r != CUDA_SUCCESS) {
-      wait_on_host(pending);
+    if (CUresult r = wait_in_program_stream(stream, pending, work); r != CUDA_SUCCESS)
       return count_failure(r);
-    }
   }
   // An event for each move, taken first: when the host is kMaxEvents moves ahead of the GPU,
   // nothing is enqueued now and the next launches decide again.
@@ -458,7 +560,7 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
       } else {
         free_events_.push_back(std::exchange(dropped, nullptr));
       }
-      if (r != CUDA_SUCCESS && stream_synchronize.get() != nullptr) stream_synchronize.get()(discard_stream_);
+      if (r != CUDA_SUCCESS) work.stream_syncs.push_back(discard_stream_);
     } else {
       free_events_.push_back(std::exchange(dropped, nullptr));
     }
@@ -475,7 +577,7 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
       if (dropped == nullptr) r = event_record.get()(program_done_, stream);
     }
     if (r == CUDA_SUCCESS) {
-      if (!issue_eviction(stream, decision, host_time, after, done, ready, evicted)) return false;
+      if (!issue_eviction(stream, decision, host_time, after, done, ready, evicted, work)) return false;
     } else {
       for (CUevent event : {done, ready}) {
         if (event != nullptr) free_events_.push_back(event);
@@ -491,7 +593,7 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   const bool evicted_alongside = evicts && !evicted;
   const std::uint8_t waited_eviction = evicted ? 1 : in_flight ? (evicted_alongside ? 2 : 1) : 0;
   if (!decision.place.empty() || !decision.restore.empty())
-    issue_placement(stream, decision, host_time, {in_flight, evicted}, waited_eviction);
+    issue_placement(stream, decision, host_time, {in_flight, evicted}, waited_eviction, work);
   if (!decision.fetch.empty() &&
       !issue_prefetch(stream, decision, host_time, {in_flight, evicted}, dropped, waited_eviction))
     decision.fetch.clear();
@@ -508,7 +610,7 @@ bool StreamOrderedEvictor::count_failure(CUresult r) {
 
 bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction& decision,
                                           std::uint64_t host_time, CUevent after, CUevent done, CUevent ready,
-                                          EvictionRef& evicted) {
+                                          EvictionRef& evicted, HostWork& work) {
   const auto give_back = [this, done, &ready](CUresult r) {
     for (CUevent event : {done, ready}) {
       if (event != nullptr) free_events_.push_back(event);
@@ -517,7 +619,7 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
   };
   CUresult r = stream_wait_event.get()(stream_, after, 0);
   // Swapped blocks first, on our stream in the program's thread: the copies return at once.
-  if (r == CUDA_SUCCESS && !decision.swap_out.empty()) r = swap_out(decision);
+  if (r == CUDA_SUCCESS && !decision.swap_out.empty()) r = swap_out(decision, work);
   if (r != CUDA_SUCCESS) return give_back(r);
   // What the thread is handed: the driver's evictions (swap_out may have added refused blocks,
   // issued here when no thread event was taken for them).
@@ -527,20 +629,23 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     r = event_record.get()(ready, stream_);
     if (r != CUDA_SUCCESS && decision.swap_out.empty()) return give_back(r);
   }
-  if (ready != nullptr && !decision.evict.empty() && r == CUDA_SUCCESS) {
-    const std::uint32_t number =
-        eviction_thread_->hand_over(ready, done, decision.evict, decision.wait_for_evict);
+  const std::uint32_t number =
+      ready != nullptr && !decision.evict.empty() && r == CUDA_SUCCESS
+          ? eviction_thread_->hand_over(ready, done, decision.evict, decision.wait_for_evict)
+          : 0;
+  if (number != 0) {
     std::vector<core::AddressRange> moved = decision.evict;
     moved.insert(moved.end(), decision.swap_out.begin(), decision.swap_out.end());
     in_flight_.push_back({done, std::move(moved), Move::eviction, host_time, 0, false,
                           decision.eviction_number, number, ready});
     if (decision.wait_for_evict) {
-      // Handed over, it happens: where the launch's stream cannot wait for it, the host does.
+      // Handed over, it happens: the launch's stream waits for it once the thread has issued it.
       evicted = {done, number};
-      if (wait_in_stream(stream, evicted) != CUDA_SUCCESS) wait_on_host(evicted);
+      wait_in_program_stream(stream, evicted, work);
     }
     return true;
   }
+  // The thread stopped (the process exits) or was not asked: issued here.
   // Issued here (the swapped blocks are dropped already, whatever the thread could not be handed).
   r = CUDA_SUCCESS;
   // One call per range: each stays within one allocation, and the batched call refuses some
@@ -558,7 +663,7 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     // The swapped blocks are dropped already: the eviction happened (a driver eviction refused
     // leaves its blocks resident past the model's count, not lost), only its end is unknown.
     count_failure(r);
-    if (stream_synchronize.get() != nullptr) stream_synchronize.get()(stream_);
+    work.stream_syncs.push_back(stream_);
     free_events_.push_back(done);
     return true;
   }
@@ -569,18 +674,18 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
   if (decision.wait_for_evict) {
     // Enqueued, it happens: where the launch's stream cannot wait for it, the host does.
     evicted = {done, 0};
-    if (wait_in_stream(stream, evicted) != CUDA_SUCCESS) wait_on_host(evicted);
+    wait_in_program_stream(stream, evicted, work);
   }
   return true;
 }
 
 void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction& decision,
                                            std::uint64_t host_time, std::array<EvictionRef, 2> room,
-                                           std::uint8_t waited_eviction) {
+                                           std::uint8_t waited_eviction, HostWork& work) {
   CUevent placed = take_event_or_count_busy();
   if (placed == nullptr) {
     decision.place.clear();
-    copy_back_on_host(std::exchange(decision.restore, {}));  // only the store holds them
+    copy_back_on_host(std::exchange(decision.restore, {}), work);  // only the store holds them
     return;
   }
   EnqueueTimer timer(*this, Move::placement);
@@ -593,24 +698,25 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   CUresult r = event_record.get()(program_done_, stream);
   if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
   for (EvictionRef eviction : room) {
-    if (eviction && r == CUDA_SUCCESS) r = wait_in_stream(discard_stream_, eviction);
+    if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(discard_stream_, eviction);
   }
   // The eviction that moved a placed block out may still run (waited for by a launch in another
   // stream, or by none yet): dropping pages under it is undefined.
   for (const InFlight& move : in_flight_) {
     if (move.kind == Move::eviction && move.number == decision.place_after_eviction &&
         decision.place_after_eviction != 0 && r == CUDA_SUCCESS)
-      r = wait_in_stream(discard_stream_, {move.done, move.handed_over});
+      r = wait_in_own_stream(discard_stream_, {move.done, move.handed_over});
   }
   // Swapped blocks are placed like fresh ones, then copied back from the store.
   std::vector<core::AddressRange> placing = decision.place;
   placing.insert(placing.end(), decision.restore.begin(), decision.restore.end());
   if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(placing, gpu, discard_stream_);
-  if (r == CUDA_SUCCESS && !decision.restore.empty()) copy_back(decision.restore);  // a failure: the host did
+  if (r == CUDA_SUCCESS && !decision.restore.empty())
+    copy_back(decision.restore, work);  // a failure: the host does
   if (r != CUDA_SUCCESS) {
     // Nothing enqueued: the launch faults the blocks in (their stale contents copied, as before);
     // what only the store holds is copied back by the host first.
-    copy_back_on_host(decision.restore);
+    copy_back_on_host(decision.restore, work);
     decision.restore.clear();
     free_events_.push_back(placed);
     decision.place.clear();
@@ -629,7 +735,7 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   } else {
     free_events_.push_back(placed);
   }
-  if (r != CUDA_SUCCESS && stream_synchronize.get() != nullptr) stream_synchronize.get()(discard_stream_);
+  if (r != CUDA_SUCCESS) work.stream_syncs.push_back(discard_stream_);
   // The copies back read the slots until this placement is done.
   release_after_moves(decision.restore);
 }
@@ -662,7 +768,7 @@ bool StreamOrderedEvictor::issue_prefetch(CUstream stream, core::LaunchEviction&
   CUresult r = CUDA_SUCCESS;
   // Into the room the launch waits for; what fits already goes at once, ahead of the GPU.
   for (EvictionRef eviction : room) {
-    if (eviction && r == CUDA_SUCCESS) r = wait_in_stream(fetch_stream_, eviction);
+    if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(fetch_stream_, eviction);
   }
   if (dropped != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(fetch_stream_, dropped, 0);
   std::size_t issued = 0;
@@ -698,61 +804,78 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
                                                                    Decide&& decide) noexcept {
   if (t_issuing) return {};  // deepum's own copy to or from the swap store
   auto* stream = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream_id));
-  bool may_evict = stream_ != nullptr;
   // The legacy stream is never captured (and asking about it during another thread's global
-  // capture would itself be an error).
-  if (may_evict && stream != nullptr) {
+  // capture would itself be an error). A captured operation runs when its graph is launched, and
+  // a graph launch names nothing: everything is made safe before it then.
+  if (stream != nullptr) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     if (stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS ||
         status != CU_STREAM_CAPTURE_STATUS_NONE) {
       skipped_capturing_.fetch_add(1, std::memory_order_relaxed);
-      may_evict = false;
-    }
-  }
-  std::lock_guard lock(mutex_);
-  IssuingScope issuing;
-  try {
-    core::LaunchEviction decision = decide(model_, may_evict);
-    // Swapping: what the operation may read without naming it is copied back first, and the slots
-    // of blocks whose contents died are freed behind the moves that use them.
-    copy_back_on_host(decision.unswap);
-    release_after_moves(model_.take_released());
-    // A placement is ordered before the launch that asked for it only: an operation in another
-    // stream naming the same blocks, or one that may reach memory it does not name, waits for it
-    // (the host waits where the stream cannot: a stream being captured takes no foreign event).
-    // (Placements are numbered in issue order and reaped in it: one reaped is done.)
-    if (decision.after_placement > placements_reaped_ || decision.after_every_placement) {
-      if (CUevent placed = placement_in_flight(decision.after_placement, decision.after_every_placement)) {
-        if (!may_evict || stream_wait_event.get()(stream, placed, 0) != CUDA_SUCCESS) {
-          if (event_synchronize.get() != nullptr) event_synchronize.get()(placed);
-        }
-      }
-    }
-    // Before the waits this launch may get: a marker shows only the program's own progress.
-    if (may_evict) mark_progress(stream, model_.launches_decided());
-    if (decision.wait_for_eviction == 0 && decision.evict.empty() && decision.discard.empty() &&
-        decision.fetch.empty() && decision.place.empty() && decision.swap_out.empty() &&
-        decision.restore.empty())
       return {};
-    std::vector<core::AddressRange> discarded;
-    if (!issue(stream, decision, host_time, discarded)) {
-      model_.eviction_failed(decision);  // what was not enqueued
-      // Nothing placed: what only the store holds is copied back by the host (the launch then
-      // faults it in).
-      copy_back_on_host(decision.restore);
-      return {{}, std::move(discarded), {}};
     }
-    // The live estimate counts placements and copies back as prefetches, copies out as evictions.
-    decision.fetch.insert(decision.fetch.end(), decision.place.begin(), decision.place.end());
-    decision.fetch.insert(decision.fetch.end(), decision.restore.begin(), decision.restore.end());
-    decision.evict.insert(decision.evict.end(), decision.swap_out.begin(), decision.swap_out.end());
-    return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch)};
-  } catch (const std::exception&) {
-    // Out of memory for the victims' list: this operation evicts nothing, and blocks it named in
-    // part may still count as fresh, so none does.
-    model_.forget_fresh();
-    return {};
   }
+  // Inside the capture gate for the whole operation, decision and host work: a capture that begins
+  // waits for it, and while one runs in another thread this one is only counted.
+  core::GateEntry entry;
+  const bool may_evict = stream_ != nullptr && static_cast<bool>(entry);
+  HostWork work;
+  Moves moves;
+  {
+    std::unique_lock lock(mutex_);
+    if (stopped_) return {};
+    // Swapped blocks another thread copies back on the host must hold their contents before any
+    // later operation runs or moves them.
+    restores_done_.wait(lock, [this] { return host_restores_ == 0; });
+    IssuingScope issuing;
+    try {
+      moves = decide_and_issue(stream, host_time, may_evict, decide(model_, may_evict), work);
+    } catch (const std::exception&) {
+      // Out of memory for the victims' list: this operation evicts nothing, and blocks it named in
+      // part may still count as fresh, so none does.
+      model_.forget_fresh();
+    }
+  }
+  run(work);
+  return moves;
+}
+
+StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stream, std::uint64_t host_time,
+                                                                   bool may_evict,
+                                                                   core::LaunchEviction decision,
+                                                                   HostWork& work) {
+  // Swapping: what the operation may read without naming it is copied back first, and the slots
+  // of blocks whose contents died are freed behind the moves that use them.
+  copy_back_on_host(decision.unswap, work);
+  release_after_moves(model_.take_released());
+  // A placement is ordered before the launch that asked for it only: an operation in another
+  // stream naming the same blocks, or one that may reach memory it does not name, waits for it
+  // (the host waits where the stream cannot). (Placements are numbered in issue order and reaped
+  // in it: one reaped is done.)
+  if (decision.after_placement > placements_reaped_ || decision.after_every_placement) {
+    if (CUevent placed = placement_in_flight(decision.after_placement, decision.after_every_placement)) {
+      if (stream_wait_event.get()(stream, placed, 0) != CUDA_SUCCESS) work.host_waits.push_back({placed, 0});
+    }
+  }
+  // Before the waits this launch may get: a marker shows only the program's own progress.
+  if (may_evict) mark_progress(stream, model_.launches_decided());
+  if (decision.wait_for_eviction == 0 && decision.evict.empty() && decision.discard.empty() &&
+      decision.fetch.empty() && decision.place.empty() && decision.swap_out.empty() &&
+      decision.restore.empty())
+    return {};
+  std::vector<core::AddressRange> discarded;
+  if (!issue(stream, decision, host_time, discarded, work)) {
+    model_.eviction_failed(decision);  // what was not enqueued
+    // Nothing placed: what only the store holds is copied back by the host (the launch then
+    // faults it in).
+    copy_back_on_host(decision.restore, work);
+    return {{}, std::move(discarded), {}};
+  }
+  // The live estimate counts placements and copies back as prefetches, copies out as evictions.
+  decision.fetch.insert(decision.fetch.end(), decision.place.begin(), decision.place.end());
+  decision.fetch.insert(decision.fetch.end(), decision.restore.begin(), decision.restore.end());
+  decision.evict.insert(decision.evict.end(), decision.swap_out.begin(), decision.swap_out.end());
+  return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch)};
 }
 
 StreamOrderedEvictor::Moves StreamOrderedEvictor::before_launch(const core::KernelLaunch& launch,
@@ -771,29 +894,47 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_copy(const core::CopyLa
 }
 
 void StreamOrderedEvictor::stop_placing() noexcept {
-  std::lock_guard lock(mutex_);
-  IssuingScope issuing;
-  places_fresh_.store(false, std::memory_order_relaxed);
-  discard_in_place_ = false;
-  model_.stop_placing();
-  try {
-    copy_back_on_host(model_.stop_swapping());
-  } catch (const std::exception&) {
-    // Out of memory for the list: nothing was unmarked (stop_swapping builds it first).
+  HostWork work;
+  {
+    std::lock_guard lock(mutex_);
+    IssuingScope issuing;
+    places_fresh_.store(false, std::memory_order_relaxed);
+    discard_in_place_ = false;
+    model_.stop_placing();
+    try {
+      copy_back_on_host(model_.stop_swapping(), work);
+    } catch (const std::exception&) {
+      // Out of memory for the list: nothing was unmarked (stop_swapping builds it first).
+    }
   }
+  run(work);
 }
 
 void StreamOrderedEvictor::forget_fresh() noexcept {
   if (t_issuing || (!places_fresh_.load(std::memory_order_relaxed) && !swaps_)) return;
-  std::lock_guard lock(mutex_);
-  IssuingScope issuing;
-  try {
-    copy_back_on_host(model_.forget_fresh_and_unswap());
-  } catch (const std::exception&) {
-    model_.forget_fresh();
+  // While a stream capture runs nothing is swapped and no placement is in flight
+  // (restore_before_capture): only freshness ends.
+  core::GateEntry entry;
+  HostWork work;
+  {
+    std::unique_lock lock(mutex_);
+    if (stopped_) return;
+    restores_done_.wait(lock, [this] { return host_restores_ == 0; });
+    IssuingScope issuing;
+    try {
+      if (entry) {
+        copy_back_on_host(model_.forget_fresh_and_unswap(), work);
+      } else {
+        model_.forget_fresh();
+      }
+    } catch (const std::exception&) {
+      model_.forget_fresh();
+    }
+    // The copy's stream is unknown: the host waits for the placements in flight.
+    if (CUevent placed = placement_in_flight(0, true); placed != nullptr && entry)
+      work.host_waits.push_back({placed, 0});
   }
-  if (CUevent placed = placement_in_flight(0, true); placed != nullptr && event_synchronize.get() != nullptr)
-    event_synchronize.get()(placed);
+  run(work);
 }
 
 std::uint64_t StreamOrderedEvictor::swap_store_pinned_bytes() {

@@ -13,8 +13,10 @@
 #include <mutex>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
+#include "deepum/core/capture_gate.hpp"
 #include "deepum/core/live_buffers.hpp"
 #include "deepum/core/trace_recorder.hpp"
 #include "deepum/cuda/dead_memory_discarder.hpp"
@@ -129,6 +131,8 @@ class PipelineSink final : public cupti_tracer::EventSink {
 
 struct Runtime {
   core::Session* session = nullptr;
+  std::uint64_t context = 0;  // where deepum's streams and events live (current at start)
+  int device = -1;            // ... and its device
   EventPipeline* pipeline = nullptr;
   std::unique_ptr<RegistryLookup> lookup;
   std::unique_ptr<ProgressMarkers> markers;         // while prefetching
@@ -170,6 +174,27 @@ core::Timestamp now_ns() {
   return static_cast<core::Timestamp>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                           std::chrono::system_clock::now().time_since_epoch())
                                           .count());
+}
+
+// The driver functions the tracer and the layouts call, straight from libcuda.
+cupti_tracer::DriverApi driver_api() {
+  cupti_tracer::DriverApi api;
+  const auto take = [](auto& slot, const char* name) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(find_driver_function(name));
+  };
+  take(api.func_get_param_info, "cuFuncGetParamInfo");
+  take(api.kernel_get_param_info, "cuKernelGetParamInfo");
+  take(api.func_get_name, "cuFuncGetName");
+  take(api.kernel_get_name, "cuKernelGetName");
+  take(api.device_get_count, "cuDeviceGetCount");
+  return api;
+}
+
+// Every kernel's parameter layout: learned from the first getter call on, before tracing starts
+// (a program may get its functions before its first allocation). Leaked, like the session.
+cupti_tracer::FunctionLayouts& function_layouts() {
+  static auto* layouts = new cupti_tracer::FunctionLayouts(driver_api());
+  return *layouts;
 }
 
 // Kernel records are paused after this long without a fault (nothing to attribute) while the
@@ -303,6 +328,29 @@ void attach_block_tracker(Runtime& runtime) {
   }
 }
 
+// One round of the worker. Inside the capture gate: while a stream capture runs, its queries and
+// moves would invalidate it, so the round is skipped and the records wait.
+void worker_round(Runtime& runtime) {
+  core::GateEntry entry;
+  if (!entry) return;
+  if (runtime.markers) {
+    for (const StreamProgress& progress : runtime.markers->poll())
+      runtime.pipeline->on_stream_progress(progress.stream, progress.correlation_id);
+  }
+  attach_block_tracker(runtime);
+  const core::Timestamp now = now_ns();
+  if (runtime.evictor) {
+    report_finished_moves(runtime, now);
+    runtime.evictor->grow_swap_store();
+  }
+  const auto started = std::chrono::steady_clock::now();
+  runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
+  runtime.pipeline->record_step_time(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
+          .count()));
+  pause_or_resume_kernel_records(runtime, now);
+}
+
 void worker_loop(Runtime& runtime) {
   const std::string bound = runtime.executor->bind();
   if (!bound.empty()) core::logger().warn("worker thread: {}; deepum will not evict", bound);
@@ -312,21 +360,7 @@ void worker_loop(Runtime& runtime) {
     runtime.wake.wait_for(lock, runtime.interval, [&] { return runtime.stopping; });
     if (runtime.stopping) break;
     lock.unlock();
-    if (runtime.markers) {
-      for (const StreamProgress& progress : runtime.markers->poll())
-        runtime.pipeline->on_stream_progress(progress.stream, progress.correlation_id);
-    }
-    attach_block_tracker(runtime);
-    const core::Timestamp now = now_ns();
-    if (runtime.evictor) {
-      report_finished_moves(runtime, now);
-    }
-    const auto started = std::chrono::steady_clock::now();
-    runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
-    runtime.pipeline->record_step_time(static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
-            .count()));
-    pause_or_resume_kernel_records(runtime, now);
+    worker_round(runtime);
     lock.lock();
   }
 }
@@ -352,7 +386,10 @@ void stop_tracing_at_exit() {
     note += "; launches with more managed pointers than kept: " +
             std::to_string(stats.launches_pointers_truncated) +
             ", without a parameter layout: " + std::to_string(stats.launches_without_layout) +
-            ", graph launches: " + std::to_string(stats.graph_launches);
+            ", graph launches: " + std::to_string(stats.graph_launches) + "; parameter layouts learned: " +
+            std::to_string(stats.layouts.from_function + stats.layouts.from_kernel) + " (" +
+            std::to_string(stats.layouts.unknown) + " the driver would not give, " +
+            std::to_string(stats.layouts.unloads) + " modules unloaded)";
     if (const std::uint64_t incomplete = stats.records[cupti_tracer::RecordClass::incomplete];
         incomplete != 0)
       note +=
@@ -520,6 +557,12 @@ void start_once(core::Session& session) {
   const config::Config& config = session.config();
   auto* runtime = new Runtime();
   runtime->session = &session;
+  if (CUcontext context = current_context(); context != nullptr) {
+    runtime->context = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(context));
+    CUdevice device = 0;
+    if (driver::ctx_get_device.get() != nullptr && driver::ctx_get_device.get()(&device) == CUDA_SUCCESS)
+      runtime->device = static_cast<int>(device);
+  }
 
   core::PipelineOptions options;
   options.resident_limit_bytes = session.allocations().resident_limit_bytes();
@@ -644,20 +687,9 @@ void start_once(core::Session& session) {
     cupti_tracer::TracerOptions tracer_options;
     tracer_options.level = tracer_level(config.tracing);
     tracer_options.dlsym = real_dlsym();
-    tracer_options.driver.func_get_param_info =
-        reinterpret_cast<decltype(tracer_options.driver.func_get_param_info)>(
-            find_driver_function("cuFuncGetParamInfo"));
-    tracer_options.driver.kernel_get_param_info =
-        reinterpret_cast<decltype(tracer_options.driver.kernel_get_param_info)>(
-            find_driver_function("cuKernelGetParamInfo"));
-    tracer_options.driver.func_get_name = reinterpret_cast<decltype(tracer_options.driver.func_get_name)>(
-        find_driver_function("cuFuncGetName"));
-    tracer_options.driver.kernel_get_name = reinterpret_cast<decltype(tracer_options.driver.kernel_get_name)>(
-        find_driver_function("cuKernelGetName"));
-    tracer_options.driver.device_get_count =
-        reinterpret_cast<decltype(tracer_options.driver.device_get_count)>(
-            find_driver_function("cuDeviceGetCount"));
+    tracer_options.driver = driver_api();
     tracer_options.managed = runtime->lookup.get();
+    tracer_options.layouts = &function_layouts();
     // Copies are ordered behind evictions, and recorded for the simulator's replay of them.
     tracer_options.copy_callbacks = runtime->evictor != nullptr || runtime->recorder != nullptr;
     tracer_options.cupti_path = config.cupti_library;
@@ -746,6 +778,53 @@ void note_range_freed(core::Session& session, std::uint64_t address, std::uint64
   if (EventPipeline* pipeline = session.pipeline()) {
     pipeline->on_range({core::RangeEvent::Kind::freed, now_ns(), address, bytes});
   }
+}
+
+void note_function_handed_out(std::uint64_t handle, bool kernel, std::uint64_t owner) {
+  function_layouts().learn(handle,
+                           kernel ? cupti_tracer::FunctionLayouts::Handle::kernel
+                                  : cupti_tracer::FunctionLayouts::Handle::function,
+                           owner);
+}
+
+void note_module_unloading(std::uint64_t owner) { function_layouts().forget_owner(owner); }
+
+void before_stream_capture() {
+  // One capture begins at a time: the first one's restore is done before any capture begins.
+  static std::mutex beginning;
+  std::lock_guard lock(beginning);
+  if (!core::capture_gate().begin_capture()) return;
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime != nullptr && runtime->evictor) runtime->evictor->restore_before_capture();
+}
+
+void after_stream_capture() { core::capture_gate().end_capture(); }
+
+namespace {
+// The engine's context is going away: it stops for good (what it swapped dies with the memory).
+void stop_engine_for_reset(Runtime& runtime, const char* why) {
+  if (runtime.evictor) runtime.evictor->stop(/*contents_lost=*/true);
+  if (runtime.session->first_time(core::OnceNotice::context_reset)) {
+    core::logger().warn(
+        "{}: deepum stops holding the resident limit (its streams lived in that context); allocations "
+        "stay managed under the allocation limit",
+        why);
+  }
+}
+}  // namespace
+
+void before_context_reset(int device) {
+  function_layouts().forget_context_functions();
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime != nullptr && runtime->device == device)
+    stop_engine_for_reset(*runtime, "the device was reset");
+}
+
+void before_context_destroy(std::uint64_t context) {
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime == nullptr || runtime->context != context) return;
+  function_layouts().forget_context_functions();
+  stop_engine_for_reset(*runtime, "deepum's context was destroyed");
 }
 
 void abandon_tracing_after_fork() {

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <new>
 
+#include "deepum/core/capture_gate.hpp"
 #include "deepum/cupti_tracer/copy_call.hpp"
 
 namespace deepum::cupti_tracer {
@@ -34,11 +35,6 @@ constexpr LaunchCallback kLaunchCallbacks[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, "cuGraphLaunch_ptsz"},
 };
 static_assert(std::size(kLaunchCallbacks) == kLaunchApiCount);
-// A handle may name another function after these.
-constexpr CUpti_CallbackId kInvalidatingResources[] = {
-    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING,
-    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
-};
 // What deepum needs first, then the driver's thrashing counters: they explain memory that stops
 // faulting without being resident. Asked for together; without them if CUPTI refuses the set.
 constexpr CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
@@ -105,21 +101,6 @@ class NoManagedMemory final : public ManagedLookup {
 };
 const NoManagedMemory kNoManagedMemory;
 
-struct DriverQuery {
-  const DriverApi* driver;
-  CUfunction function;
-  bool as_kernel;
-};
-
-ParamQuery query_driver(void* context, std::size_t index, std::size_t* offset, std::size_t* size) noexcept {
-  const auto* q = static_cast<const DriverQuery*>(context);
-  const CUresult result = q->as_kernel ? q->driver->kernel_get_param_info(
-                                             reinterpret_cast<CUkernel>(q->function), index, offset, size)
-                                       : q->driver->func_get_param_info(q->function, index, offset, size);
-  if (result == CUDA_SUCCESS) return ParamQuery::ok;
-  return result == CUDA_ERROR_INVALID_VALUE ? ParamQuery::past_end : ParamQuery::failed;
-}
-
 void append(std::string& detail, const std::string& sentence) {
   if (!detail.empty()) detail += ' ';
   detail += sentence;
@@ -160,10 +141,6 @@ struct CuptiTracer::Counters {
   std::atomic<std::uint64_t> launches_packed_buffer{0};
   std::atomic<std::uint64_t> launches_without_layout{0};
   std::atomic<std::uint64_t> managed_lookups{0};
-  std::atomic<std::uint64_t> layouts_from_function{0};
-  std::atomic<std::uint64_t> layouts_from_kernel{0};
-  std::atomic<std::uint64_t> layouts_unknown{0};
-  std::atomic<std::uint64_t> layout_invalidations{0};
   std::atomic<std::uint64_t> callback_exceptions{0};
   std::atomic<std::uint64_t> callback_ns{0};
   std::atomic<std::uint64_t> copies{0};
@@ -173,6 +150,8 @@ struct CuptiTracer::Counters {
   std::atomic<std::uint64_t> buffers_requested{0};
   std::atomic<std::uint64_t> buffers_completed{0};
   std::atomic<std::uint64_t> polls{0};
+  std::atomic<std::uint64_t> polls_skipped_capturing{0};
+  std::atomic<std::uint64_t> kernel_records_filtered{0};
 };
 
 namespace {
@@ -224,7 +203,6 @@ StartStatus CuptiTracer::start(const TracerOptions& options, EventSink& sink) {
     status.cupti_path = library_->path();
     const CuptiApi& api = library_->api();
 
-    layouts_ = std::make_unique<LayoutCache>(options.layout_cache_capacity);
     CuptiTracer* expected = nullptr;
     if (!g_active.compare_exchange_strong(expected, this, std::memory_order_acq_rel)) {
       status.outcome = Outcome::already_started;
@@ -289,13 +267,6 @@ StartStatus CuptiTracer::start(const TracerOptions& options, EventSink& sink) {
                      " copy and memset callbacks could not be enabled (" + library_->describe(first_refusal) +
                      "): evictions are not ordered before those copies, and what they "
                      "write is not seen.");
-        }
-      }
-      for (CUpti_CallbackId cbid : kInvalidatingResources) {
-        result = api.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
-        if (result != CUPTI_SUCCESS) {
-          append(status.detail, "Module-unload callback could not be enabled (" + library_->describe(result) +
-                                    "): a reused function handle could be scanned with a stale layout.");
         }
       }
       status.launch_callbacks = enabled == std::size(kLaunchCallbacks);
@@ -492,21 +463,9 @@ void CUPTIAPI CuptiTracer::on_callback(void* userdata, CUpti_CallbackDomain doma
       } else {
         self->handle_launch(cbid, data);
       }
-    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-      self->handle_resource(cbid);
     }
   } catch (...) {
     bump(self->counters_->callback_exceptions);
-  }
-}
-
-void CuptiTracer::handle_resource(CUpti_CallbackId cbid) {
-  for (CUpti_CallbackId invalidating : kInvalidatingResources) {
-    if (cbid == invalidating) {
-      layouts_->invalidate_all();
-      bump(counters_->layout_invalidations);
-      return;
-    }
   }
 }
 
@@ -570,31 +529,14 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
   std::uint64_t now = 0;
   if (library_->api().get_timestamp(&now) == CUPTI_SUCCESS) launch.host_time = now;
 
-  const LayoutCache::Lookup lookup = layouts_->get(args.function, [&](ParamLayout& layout) {
-    if (graph) {
-      layout.status = LayoutStatus::known;
-      layout.source = LayoutSource::graph;
-    } else {
-      compute_layout(args.function, layout);
-    }
-  });
-  if (lookup.computed && lookup.layout != nullptr) {
-    switch (lookup.layout->source) {
-      case LayoutSource::function:
-        bump(counters_->layouts_from_function);
-        break;
-      case LayoutSource::kernel:
-        bump(counters_->layouts_from_kernel);
-        break;
-      case LayoutSource::none:
-        bump(counters_->layouts_unknown);
-        break;
-      case LayoutSource::graph:
-        break;
-    }
+  // Never the driver here (see FunctionLayouts): a layout learned when the handle was handed out,
+  // or none.
+  FunctionLayouts* layouts = options_.layouts;
+  const ParamLayout* layout = layouts != nullptr && !graph ? layouts->find(args.function) : nullptr;
+  if (layouts != nullptr && layouts->first_launch(args.function)) {
+    const bool named = data.symbolName != nullptr && data.symbolName[0] != '\0';
+    sink_->on_function_name(args.function, graph ? kGraphName : named ? data.symbolName : kUnknownName);
   }
-  if (lookup.first_sight)
-    sink_->on_function_name(args.function, graph ? kGraphName : function_name(args.function, data));
 
   if (graph) {
     launch.function = args.function;
@@ -604,7 +546,7 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
     bump(counters_->graph_launches);
   } else {
     const ManagedLookup& managed = options_.managed != nullptr ? *options_.managed : kNoManagedMemory;
-    const ScanOutcome outcome = scan_launch(args, lookup.layout, managed, launch, &every);
+    const ScanOutcome outcome = scan_launch(args, layout, managed, launch, &every);
     bump(counters_->launches);
     if (launch.pointer_count != 0) bump(counters_->launches_with_managed_pointers);
     if (launch.pointers_truncated) bump(counters_->launches_pointers_truncated);
@@ -640,58 +582,6 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
   copy.correlation_id = data.correlationId;
   copy.host_time = host_time();
   sink_->on_copy(copy);
-}
-
-void CuptiTracer::compute_layout(std::uint64_t function, ParamLayout& layout) const noexcept {
-  const DriverApi& driver = options_.driver;
-  auto* handle = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(function));
-  std::size_t offset = 0;
-  std::size_t size = 0;
-  const CUresult as_function = driver.func_get_param_info != nullptr
-                                   ? driver.func_get_param_info(handle, 0, &offset, &size)
-                                   : CUDA_ERROR_NOT_SUPPORTED;
-  CUresult as_kernel = CUDA_ERROR_NOT_SUPPORTED;
-  // cudart launches context-independent CUkernel handles cast to CUfunction.
-  if (as_function != CUDA_SUCCESS && driver.kernel_get_param_info != nullptr) {
-    as_kernel = driver.kernel_get_param_info(reinterpret_cast<CUkernel>(handle), 0, &offset, &size);
-  }
-  layout.params.clear();
-  if (as_function == CUDA_SUCCESS || as_kernel == CUDA_SUCCESS) {
-    DriverQuery query{&driver, handle, as_function != CUDA_SUCCESS};
-    try {
-      layout.status = build_param_layout({&query, &query_driver}, layout.params);
-    } catch (...) {  // out of memory for the vector: treat as unknown, retried later
-      layout.params.clear();
-      layout.status = LayoutStatus::unknown;
-    }
-    layout.source = layout.status == LayoutStatus::known
-                        ? (as_function == CUDA_SUCCESS ? LayoutSource::function : LayoutSource::kernel)
-                        : LayoutSource::none;
-  } else if (as_function == CUDA_ERROR_INVALID_VALUE || as_kernel == CUDA_ERROR_INVALID_VALUE) {
-    layout.status = LayoutStatus::known;  // no parameter 0: the kernel takes none
-    layout.source = as_function == CUDA_ERROR_INVALID_VALUE ? LayoutSource::function : LayoutSource::kernel;
-  } else {
-    layout.status = LayoutStatus::unknown;
-    layout.source = LayoutSource::none;
-  }
-}
-
-const char* CuptiTracer::function_name(std::uint64_t function,
-                                       const CUpti_CallbackData& data) const noexcept {
-  if (data.symbolName != nullptr && data.symbolName[0] != '\0') return data.symbolName;
-  const DriverApi& driver = options_.driver;
-  auto* handle = reinterpret_cast<CUfunction>(static_cast<std::uintptr_t>(function));
-  const char* name = nullptr;
-  if (driver.func_get_name != nullptr && driver.func_get_name(&name, handle) == CUDA_SUCCESS &&
-      name != nullptr) {
-    return name;
-  }
-  name = nullptr;
-  if (driver.kernel_get_name != nullptr &&
-      driver.kernel_get_name(&name, reinterpret_cast<CUkernel>(handle)) == CUDA_SUCCESS && name != nullptr) {
-    return name;
-  }
-  return kUnknownName;
 }
 
 // ---- activity buffers -------------------------------------------------------------------------
@@ -736,6 +626,11 @@ void CuptiTracer::drain(uint8_t* buffer, size_t valid_size, CUcontext context, u
     const DecodedRecord decoded = decoder_.decode(record);
     try {
       if (const auto* execution = std::get_if<core::KernelExecution>(&decoded)) {
+        if (execution->operation == core::GpuOperation::kernel &&
+            kernel_records_paused_.load(std::memory_order_relaxed)) {
+          bump(counters_->kernel_records_filtered);
+          continue;
+        }
         sink_->on_execution(*execution);
       } else if (const auto* fault = std::get_if<core::PageFault>(&decoded)) {
         sink_->on_fault(*fault);
@@ -769,6 +664,12 @@ void CuptiTracer::poll_loop() {
 
 void CuptiTracer::poll() noexcept {
   if (!running_.load(std::memory_order_acquire) || !activity_registered_) return;
+  // A flush may wait for the GPU's records, which a stream capture forbids: the records wait.
+  core::GateEntry entry;
+  if (!entry) {
+    bump(counters_->polls_skipped_capturing);
+    return;
+  }
   bump(counters_->polls);
   library_->api().activity_flush_all(0);
 }
@@ -791,8 +692,6 @@ void CuptiTracer::stop() noexcept {
       for (CUpti_CallbackId cbid : copy_callback_ids())
         api.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     }
-    for (CUpti_CallbackId cbid : kInvalidatingResources)
-      api.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
   }
   if (poll_thread_ != nullptr) {
     {
@@ -834,11 +733,7 @@ void CuptiTracer::stop_at_exit() noexcept {
 
 void CuptiTracer::set_kernel_records_paused(bool paused) noexcept {
   if (!kernel_records_on_.load(std::memory_order_acquire) || !running()) return;
-  if (kernel_records_paused_.exchange(paused, std::memory_order_acq_rel) == paused) return;
-  const CuptiApi& api = library_->api();
-  const CUptiResult result = paused ? api.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-                                    : api.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (result != CUPTI_SUCCESS) kernel_records_paused_.store(!paused, std::memory_order_release);
+  kernel_records_paused_.store(paused, std::memory_order_release);
 }
 
 void CuptiTracer::abandon_after_fork() noexcept {
@@ -867,11 +762,7 @@ TracerStats CuptiTracer::stats() const noexcept {
   s.launches_packed_buffer = get(c.launches_packed_buffer);
   s.launches_without_layout = get(c.launches_without_layout);
   s.managed_lookups = get(c.managed_lookups);
-  s.functions_cached = layouts_ != nullptr ? layouts_->size() : 0;
-  s.layouts_from_function = get(c.layouts_from_function);
-  s.layouts_from_kernel = get(c.layouts_from_kernel);
-  s.layouts_unknown = get(c.layouts_unknown);
-  s.layout_invalidations = get(c.layout_invalidations);
+  if (options_.layouts != nullptr) s.layouts = options_.layouts->stats();
   s.callback_exceptions = get(c.callback_exceptions);
   s.callback_ns = get(c.callback_ns);
   s.copies = get(c.copies);
@@ -884,6 +775,8 @@ TracerStats CuptiTracer::stats() const noexcept {
   s.buffers_allocated = pool_ != nullptr ? pool_->allocated() : 0;
   s.buffers_refused = pool_ != nullptr ? pool_->refused() : 0;
   s.polls = get(c.polls);
+  s.polls_skipped_capturing = get(c.polls_skipped_capturing);
+  s.kernel_records_filtered = get(c.kernel_records_filtered);
   return s;
 }
 

@@ -208,7 +208,13 @@ const ParamLayout* LayoutCache::find(std::uint64_t function) const noexcept {
   return it == overflow_.end() ? nullptr : it->second;
 }
 
-const ParamLayout* LayoutCache::publish(std::unique_ptr<ParamLayout> fresh, bool& published) {
+const ParamLayout* LayoutCache::put(std::unique_ptr<ParamLayout> layout) {
+  layout->generation = generation();
+  bool published = false;
+  return publish(std::move(layout), published, /*replace=*/true);
+}
+
+const ParamLayout* LayoutCache::publish(std::unique_ptr<ParamLayout> fresh, bool& published, bool replace) {
   const std::uint64_t function = fresh->function;
   std::lock_guard lock(mutex_);
   owned_.reserve(owned_.size() + 1);  // so the push_back below cannot throw after we commit
@@ -227,7 +233,7 @@ const ParamLayout* LayoutCache::publish(std::unique_ptr<ParamLayout> fresh, bool
 
   if (in_table || (slot != nullptr && room && overflow_.count(function) == 0)) {
     const ParamLayout* existing = slot->layout.load(std::memory_order_relaxed);
-    if (existing != nullptr && !supersedes(*fresh, *existing)) {
+    if (existing != nullptr && !replace && !supersedes(*fresh, *existing)) {
       published = false;
       return existing;
     }
@@ -244,7 +250,7 @@ const ParamLayout* LayoutCache::publish(std::unique_ptr<ParamLayout> fresh, bool
 
   // The table is full (or the probe sequence is): the overflow map, behind the mutex.
   auto it = overflow_.find(function);
-  if (it != overflow_.end() && !supersedes(*fresh, *it->second)) {
+  if (it != overflow_.end() && !replace && !supersedes(*fresh, *it->second)) {
     published = false;
     return it->second;
   }

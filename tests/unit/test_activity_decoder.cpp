@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "deepum/core/capture_gate.hpp"
 #include "deepum/cupti_tracer/activity_decoder.hpp"
 #include "deepum/cupti_tracer/buffer_pool.hpp"
 #include "deepum/cupti_tracer/cupti_library.hpp"
@@ -666,7 +668,9 @@ void* dlsym(void*, const char* name) {
 // bytes); anything else is not a function the driver knows.
 constexpr std::uint64_t kFunction = 0xF000;
 constexpr std::uint64_t kKernel = 0xE000;
+std::atomic<int> driver_calls{0};  // every call into the fake driver
 CUresult CUDAAPI func_get_param_info(CUfunction f, size_t index, size_t* offset, size_t* size) {
+  ++driver_calls;
   if (reinterpret_cast<std::uintptr_t>(f) != kFunction) return CUDA_ERROR_INVALID_HANDLE;
   static const std::pair<size_t, size_t> layout[] = {{0, 8}, {8, 4}, {16, 8}};
   if (index >= 3) return CUDA_ERROR_INVALID_VALUE;
@@ -675,6 +679,7 @@ CUresult CUDAAPI func_get_param_info(CUfunction f, size_t index, size_t* offset,
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI kernel_get_param_info(CUkernel k, size_t index, size_t* offset, size_t* size) {
+  ++driver_calls;
   if (reinterpret_cast<std::uintptr_t>(k) != kKernel) return CUDA_ERROR_INVALID_HANDLE;
   if (index >= 1) return CUDA_ERROR_INVALID_VALUE;
   *offset = 0;
@@ -682,6 +687,7 @@ CUresult CUDAAPI kernel_get_param_info(CUkernel k, size_t index, size_t* offset,
   return CUDA_SUCCESS;
 }
 CUresult CUDAAPI kernel_get_name(const char** name, CUkernel k) {
+  ++driver_calls;
   if (reinterpret_cast<std::uintptr_t>(k) != kKernel) return CUDA_ERROR_INVALID_HANDLE;
   *name = "kernel_from_library";
   return CUDA_SUCCESS;
@@ -733,14 +739,25 @@ struct RecordingSink final : EventSink {
   }
 };
 
-TracerOptions options(const Managed& managed) {
+DriverApi driver() {
+  DriverApi api;
+  api.func_get_param_info = &func_get_param_info;
+  api.kernel_get_param_info = &kernel_get_param_info;
+  api.kernel_get_name = &kernel_get_name;
+  return api;
+}
+
+// The owners (module, library) the fake getters hand the two functions out of.
+constexpr std::uint64_t kModule = 0xA000;
+constexpr std::uint64_t kLibrary = 0xB000;
+
+TracerOptions options(const Managed& managed, FunctionLayouts* layouts = nullptr) {
   TracerOptions o;
   o.dlsym = &fake::dlsym;
   o.cupti_path = "libc.so.6";
-  o.driver.func_get_param_info = &func_get_param_info;
-  o.driver.kernel_get_param_info = &kernel_get_param_info;
-  o.driver.kernel_get_name = &kernel_get_name;
+  o.driver = driver();
   o.managed = &managed;
+  o.layouts = layouts;
   o.poll_period_ms = 0;
   o.stop_at_exit = false;
   o.buffer_bytes = 4096;
@@ -778,9 +795,15 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
   fake::state = &state;
   fake::Managed managed;
   fake::RecordingSink sink;
+  FunctionLayouts layouts(fake::driver());
+  // What the getter interposers do when the program gets its functions.
+  layouts.learn(fake::kFunction, FunctionLayouts::Handle::function, fake::kModule);
+  layouts.learn(fake::kKernel, FunctionLayouts::Handle::kernel, fake::kLibrary);
+  layouts.learn(fake::kFunction, FunctionLayouts::Handle::function, fake::kModule);  // known: not asked again
+  const int learned_with = fake::driver_calls.load();
   {
     CuptiTracer tracer;
-    const StartStatus status = tracer.start(fake::options(managed), sink);
+    const StartStatus status = tracer.start(fake::options(managed, &layouts), sink);
     INFO(status.detail);
     CHECK(status.outcome == StartStatus::Outcome::started);
     CHECK(status.launch_callbacks);
@@ -797,9 +820,7 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
               {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz}) == 1);
     CHECK(state.enabled_callbacks.count(
               {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch}) == 1);
-    CHECK(state.enabled_callbacks.count(
-              {CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING}) == 1);
-    CHECK(state.enabled_callbacks.size() == 10);
+    CHECK(state.enabled_callbacks.size() == 8);  // the launch APIs, nothing else
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == 1);
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 1);
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_MEMCPY) == 1);
@@ -847,8 +868,8 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     REQUIRE(sink.names.size() == 1);  // named once
     CHECK(sink.names[0] == std::pair<std::uint64_t, std::string>{fake::kFunction, "saxpy"});
 
-    // cuLaunchKernelEx_ptsz with a CUkernel handle: the layout comes from cuKernelGetParamInfo and
-    // the name from cuKernelGetName when CUPTI gives none.
+    // cuLaunchKernelEx_ptsz with a CUkernel handle: the layout learned through
+    // cuKernelGetParamInfo; CUPTI gives no name, and the callback asks the driver for none.
     struct {
       std::uint64_t pointer;
       std::uint64_t count;
@@ -869,7 +890,7 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(sink.launches[2].grid == std::array<std::uint32_t, 3>{2, 1, 1});
     CHECK(sink.launches[2].pointer_count == 1);
     CHECK(sink.launches[2].pointers[0] == 0x7f0000300000);
-    CHECK(sink.names.back().second == "kernel_from_library");
+    CHECK(sink.names.back() == std::pair<std::uint64_t, std::string>{fake::kKernel, "<unknown>"});
 
     // A packed `extra` buffer on an unknown function: scanned without a layout.
     std::uint64_t packed[3] = {0x7f0000400000, 7, 0x7f0000000040};
@@ -899,12 +920,21 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK_FALSE(sink.launches[0].unnamed_memory);
     CHECK(sink.names.back() == std::pair<std::uint64_t, std::string>{0xC000, "<cuda-graph>"});
 
-    // A module unload makes every layout stale: the function is named again at its next launch.
+    // Launch callbacks never call the driver: every layout was learned from the getters.
+    CHECK(fake::driver_calls.load() == learned_with);
+
+    // Its module unloaded, the handle's layout is unknown (it may name another function later):
+    // the launch is scanned as unreadable and named again; the kernel of the library stays known.
     const std::size_t names_before = sink.names.size();
-    fake::call(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, CUpti_CallbackData{});
+    layouts.forget_owner(fake::kModule);
+    CHECK(layouts.find(fake::kFunction) == nullptr);
+    CHECK(layouts.find(fake::kKernel) != nullptr);
     fake::call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
                fake::enter(launch, "saxpy", 16));
     CHECK(sink.names.size() == names_before + 1);
+    CHECK(sink.launches.back().unnamed_memory);
+    CHECK(sink.launches.back().pointer_count == 0);
+    layouts.learn(fake::kFunction, FunctionLayouts::Handle::function, fake::kModule);  // handed out again
 
     // A sink that throws never takes CUPTI (and the program) down.
     sink.throw_on_launch = true;
@@ -972,11 +1002,13 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(stats.launches_by_api[3] == 1);  // cuLaunchKernelEx_ptsz
     CHECK(stats.launches_by_api[6] == 1);  // cuGraphLaunch
     CHECK(std::string(launch_api_name(3)) == "cuLaunchKernelEx_ptsz");
-    CHECK(stats.launches_with_managed_pointers == 6);  // counted before the sink threw, too
+    CHECK(stats.launches_with_managed_pointers == 5);  // counted before the sink threw, too
     CHECK(stats.launches_packed_buffer == 1);
-    CHECK(stats.layouts_from_function == 2);  // before and after the unload
-    CHECK(stats.layouts_from_kernel == 1);
-    CHECK(stats.layout_invalidations == 1);
+    CHECK(stats.launches_without_layout == 1);  // launch 16, after the unload
+    CHECK(stats.layouts.from_function == 2);    // before and after the unload
+    CHECK(stats.layouts.from_kernel == 1);
+    CHECK(stats.layouts.unloads == 1);
+    CHECK(stats.layouts.already_known == 1);
     CHECK(stats.callback_exceptions == 1);
     CHECK(stats.records[RecordClass::kernel] == 1);
     CHECK(stats.records[RecordClass::memcpy] == 1);
@@ -1029,6 +1061,50 @@ TEST_CASE("CuptiTracer: the poll thread delivers records without an explicit flu
   tracer.stop();
   CHECK(tracer.stats().polls >= 1);
   CHECK(state.forced_flushes == 1);  // stop()'s own, never the poll thread's
+  fake::state = nullptr;
+}
+
+TEST_CASE(
+    "CuptiTracer: paused kernel records are filtered in deepum; CUPTI is configured at start and stop only") {
+  fake::State state;
+  fake::state = &state;
+  fake::Managed managed;
+  fake::RecordingSink sink;
+  CuptiTracer tracer;
+  REQUIRE(tracer.start(fake::options(managed), sink).outcome == StartStatus::Outcome::started);
+  const std::set<int> kinds = state.enabled_kinds;
+  CUpti_ActivityKernel10 kernel;
+  std::memset(&kernel, 0, sizeof(kernel));
+  kernel.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  kernel.start = 100;
+  kernel.end = 200;
+
+  tracer.set_kernel_records_paused(true);
+  CHECK(tracer.kernel_records_paused());
+  CHECK(state.enabled_kinds == kinds);  // nothing disabled while the program's launches run
+  fake::queue(kernel);
+  fake::queue(memcpy_record(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096));
+  tracer.flush();
+  REQUIRE(sink.executions.size() == 1);  // the copy: its faults still need attributing
+  CHECK(sink.executions[0].operation == core::GpuOperation::memcpy);
+  CHECK(tracer.stats().kernel_records_filtered == 1);
+
+  tracer.set_kernel_records_paused(false);
+  CHECK(state.enabled_kinds == kinds);
+  fake::queue(kernel);
+  tracer.flush();
+  CHECK(sink.executions.size() == 2);
+
+  // While a stream capture runs, a flush might wait for the GPU: the poll leaves it for later.
+  const int flushes = state.flushes;
+  CHECK(core::capture_gate().begin_capture());
+  tracer.poll();
+  CHECK(state.flushes == flushes);
+  CHECK(tracer.stats().polls_skipped_capturing == 1);
+  core::capture_gate().end_capture();
+  tracer.poll();
+  CHECK(state.flushes == flushes + 1);
+  tracer.stop();
   fake::state = nullptr;
 }
 

@@ -1226,12 +1226,21 @@ TEST_CASE("with swapping, blocks named in another stream, past the store or refu
   const LaunchEviction full = model.before_launch(launch_naming(kBase + 14 * kMiB, 4 * kMiB));
   CHECK(full.swap_out.empty());
   CHECK_FALSE(full.evict.empty());
-  // The store refusing a block: written back instead, and nothing is swapped from then on.
+  // The store refusing a block while it grows: written back instead, and the next victims are
+  // swapped again.
+  LaunchOrderedResidency growing(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  growing.on_range_allocated(kBase, 64 * kMiB);
+  growing.before_launch(launch_naming(kBase, 12 * kMiB));
+  const LaunchEviction not_yet = growing.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  growing.swap_refused(not_yet.swap_out, /*store_full=*/false);
+  CHECK(growing.swapped_bytes() == 0);
+  CHECK_FALSE(growing.before_launch(launch_naming(kBase + 14 * kMiB, 6 * kMiB)).swap_out.empty());
+  // The store full for good: written back instead, and nothing is swapped from then on.
   LaunchOrderedResidency refused(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
   refused.on_range_allocated(kBase, 64 * kMiB);
   refused.before_launch(launch_naming(kBase, 12 * kMiB));
   const LaunchEviction first = refused.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
-  refused.swap_refused(first.swap_out);
+  refused.swap_refused(first.swap_out, /*store_full=*/true);
   CHECK(refused.swapped_bytes() == 0);
   CHECK(refused.stats().swapped_out_bytes == 0);
   const LaunchEviction later = refused.before_launch(launch_naming(kBase + 14 * kMiB, 6 * kMiB));
@@ -1265,14 +1274,21 @@ TEST_CASE("with swapping, dead, freed or failed blocks give their store copies b
   CHECK(failing.swapped_bytes() == 0);
   CHECK(failing.resident_bytes() == 14 * kMiB);
   CHECK(failing.before_launch(launch_naming(kBase, 4 * kMiB)).restore.empty());
-  // A stream being captured: nothing may be ordered in it, so swapping stops and all comes back.
+  // A stream capture running: nothing may be ordered before the launch, so all comes back; once
+  // the capture is over, swapping goes on.
   LaunchOrderedResidency captured(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
   captured.on_range_allocated(kBase, 64 * kMiB);
   captured.before_launch(launch_naming(kBase, 12 * kMiB));
   captured.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
   CHECK(total_bytes(captured.before_launch(launch_naming(kBase + 40 * kMiB, 2 * kMiB), false).unswap) ==
         4 * kMiB);
-  CHECK(captured.before_launch(launch_naming(kBase + 20 * kMiB, 12 * kMiB)).swap_out.empty());
+  CHECK(captured.swapped_bytes() == 0);
+  CHECK_FALSE(captured.before_launch(launch_naming(kBase + 20 * kMiB, 12 * kMiB)).swap_out.empty());
+  // Before a capture or at exit: every swapped block comes back at once.
+  CHECK(captured.swapped_bytes() != 0);
+  const std::uint64_t swapped = captured.swapped_bytes();
+  CHECK(total_bytes(captured.unswap_all()) == swapped);
+  CHECK(captured.swapped_bytes() == 0);
 }
 
 TEST_CASE("with swapping, no operation ever finds the only copy of what it names in the store") {

@@ -22,23 +22,33 @@ class DeferredFreeQueue {
   }
 
   // Releases every entry whose completion has fired: is_done(completion) decides, and
-  // release(entry) frees the memory and the event. Returns how many were released.
+  // release(entry) frees the memory and the event. Returns how many were released. Neither runs
+  // under the queue's lock (both call the driver); entries being decided are out of the queue, so
+  // two threads reaping at once never release one twice.
   template <typename IsDone, typename Release>
   std::size_t reap(IsDone&& is_done, Release&& release) {
-    std::vector<Entry> ready;
+    std::vector<Entry> candidates, ready;
     {
       std::lock_guard lock(mutex_);
-      auto keep = pending_.begin();
-      for (auto& entry : pending_) {
-        if (is_done(entry.completion)) {
-          ready.push_back(entry);
-        } else {
-          *keep++ = entry;
-        }
-      }
-      pending_.erase(keep, pending_.end());
+      candidates.swap(pending_);
     }
-    for (const Entry& entry : ready) release(entry);  // outside the lock: release may block
+    try {
+      ready.reserve(candidates.size());
+    } catch (...) {
+      give_back(candidates);  // out of memory: decided at a later reap
+      return 0;
+    }
+    std::size_t kept = 0;
+    for (const Entry& entry : candidates) {
+      if (is_done(entry.completion)) {
+        ready.push_back(entry);
+      } else {
+        candidates[kept++] = entry;
+      }
+    }
+    candidates.resize(kept);
+    give_back(candidates);
+    for (const Entry& entry : ready) release(entry);
     return ready.size();
   }
 
@@ -56,6 +66,17 @@ class DeferredFreeQueue {
   }
 
  private:
+  // Entries taken out by reap go back in front of those pushed meanwhile.
+  void give_back(std::vector<Entry>& entries) noexcept {
+    std::lock_guard lock(mutex_);
+    entries.swap(pending_);
+    try {
+      pending_.insert(pending_.end(), entries.begin(), entries.end());
+    } catch (...) {
+      // Out of memory: the frees pushed during the reap are lost, their memory held to the end.
+    }
+  }
+
   mutable std::mutex mutex_;
   std::vector<Entry> pending_;
 };

@@ -159,16 +159,20 @@ class LaunchOrderedResidency {
   // The same, and every swapped block must be copied back before the operation (it may read it):
   // returned, and no longer swapped.
   std::vector<AddressRange> forget_fresh_and_unswap();
-  // Stops swapping (a copy back failed, or a stream is being captured): every swapped block is
-  // returned, to be copied back.
+  // Stops swapping (a copy back failed, or deepum cannot see every use of memory): every swapped
+  // block is returned, to be copied back.
   std::vector<AddressRange> stop_swapping();
+  // Every swapped block, no longer swapped, merged into ranges, for the caller to copy back (before
+  // a stream capture, or at exit); swapping goes on afterwards.
+  std::vector<AddressRange> unswap_all();
   // Swapped blocks whose store copy is no longer needed (their contents died, were freed, or were
   // placed fresh), taken once: the caller frees their store slots after the moves in flight.
   std::vector<AddressRange> take_released() { return std::exchange(released_, {}); }
   std::uint64_t swapped_bytes() const { return swapped_bytes_; }
   // The store had no room for these swap_out blocks: they are written back by the driver instead
-  // (evicted, not swapped), and no block is swapped out from now on.
-  void swap_refused(const std::vector<AddressRange>& blocks);
+  // (evicted, not swapped). `store_full`: it never will have (its limit reached, or pinning
+  // failed), so no block is swapped out from now on; else it is still growing.
+  void swap_refused(const std::vector<AddressRange>& blocks, bool store_full);
   // Places nothing from now on (deepum cannot see every write: a callback was refused).
   void stop_placing() {
     options_.place_fresh = false;
@@ -218,8 +222,6 @@ class LaunchOrderedResidency {
   // Starts an operation's naming: clears the scratch; with `unnamed` (it may reach memory it does
   // not name) or not `may_evict` (with swapping), returns the swapped blocks to copy back first.
   std::vector<AddressRange> begin_naming(bool unnamed, bool may_evict);
-  // Every swapped block, no longer swapped, merged into ranges (the caller copies them back).
-  std::vector<AddressRange> unswap_all();
   // A swapped block's store copy is not needed any more.
   void release_swapped(Range& range, std::size_t index);
   // Calls `each(range, index)` for every part of a live range that `ranges` cover.

@@ -24,6 +24,7 @@ enum class OnceNotice : std::size_t {
   ipc_on_managed,
   physical_allocation,
   placement_failed,
+  context_reset,
   count
 };
 

@@ -44,7 +44,7 @@ class EvictionThread {
   // Hands one eviction over: after `ready` (recorded before this call, in the program's context)
   // `ranges` move to the host on the thread's stream, and `done` (of the program's context) is
   // recorded after them. `waited`: a launch waits for it (told back with a failure). Returns its
-  // number (1, 2, ... in the order handed over).
+  // number (1, 2, ... in the order handed over), or 0 once stop() has begun: the caller issues it.
   std::uint32_t hand_over(CUevent ready, CUevent done, std::vector<core::AddressRange> ranges, bool waited);
   // Issued: `done` is recorded (or the driver refused the eviction; see take_failed).
   bool issued(std::uint32_t number) const { return issued_.load(std::memory_order_acquire) >= number; }

@@ -3,9 +3,10 @@
 // each way on the H200 machine), where the driver's move of managed memory to the host maps every
 // 4 KiB host page and ran at 8-16 GB/s on the H100.
 //
-// One slot per block, in chunks pinned on first need and kept to the end (pinning costs far more
-// than a copy); a slot freed is reused by the next block. Not thread-safe: the evictor's lock
-// guards it.
+// One slot per block, in chunks pinned ahead of need by deepum's worker and kept to the end
+// (pinning costs far more than a copy, and takes the driver's time: never under the engine's
+// lock); a slot freed is reused by the next block. Not thread-safe: the evictor's lock guards it,
+// except pin_chunk, which touches nothing of the store.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +26,8 @@ class HostSwapStore {
   HostSwapStore(const HostSwapStore&) = delete;
   HostSwapStore& operator=(const HostSwapStore&) = delete;
 
-  // The slot holding the block at `block_address`, taken now (a chunk is pinned if none is free);
-  // nullptr: the limit is reached or the driver refused to pin more (the first refusal is in
-  // error()).
+  // The slot holding the block at `block_address`, taken now from the slots pinned already;
+  // nullptr: none is free (see full()).
   void* take(std::uint64_t block_address);
   // The slot of a block taken before; nullptr: none.
   void* find(std::uint64_t block_address) const;
@@ -36,8 +36,19 @@ class HostSwapStore {
   void* detach(std::uint64_t block_address);
   void give_back(void* slot) { free_.push_back(slot); }
 
+  // Growth, in three steps so that pinning runs with no lock held: whether to pin another chunk
+  // (fewer than `reserve_bytes` free, under the limit, no failure yet), pin_chunk with no lock,
+  // then add_chunk (or pin_failed).
+  bool wants_chunk(std::uint64_t reserve_bytes) const;
+  static void* pin_chunk(std::string& error);
+  void add_chunk(void* chunk);
+  void pin_failed(std::string error) { error_ = std::move(error); }
+  // It will not grow any more: its limit is reached, or pinning failed.
+  bool full() const { return pinned_bytes() + kChunkBytes > limit_ || !error_.empty(); }
+
   std::uint64_t pinned_bytes() const { return chunks_.size() * kChunkBytes; }
   std::uint64_t used_bytes() const { return slots_.size() * kSlotBytes; }
+  std::uint64_t free_bytes() const { return free_.size() * kSlotBytes; }
   const std::string& error() const { return error_; }
 
  private:

@@ -29,12 +29,25 @@
 // (EvictionThread, in a CUDA context of its own), not in the program's thread, which the driver
 // would hold for the whole move; a launch that needs one's room waits on the host until the thread
 // has issued it, then on its event.
+//
+// Locking (docs/ARCHITECTURE.md, "Lock discipline"): mutex_ guards the model and the order of what
+// is enqueued on deepum's streams, so it is held across the driver's enqueueing calls (event
+// records, stream waits, asynchronous copies, discards and placements) and never across a host
+// wait: what a decision needs the host to wait for (an event, a stream, the eviction thread, a copy
+// back into managed memory) is collected in a HostWork and done once the lock is released, before
+// the operation is let through. The one wait under the lock is for the eviction thread to issue an
+// eviction whose room a prefetch or placement on our own streams needs; that thread takes no lock
+// of ours. While a program thread copies swapped blocks back on the host, other operations wait
+// for it (restores_done_) without holding the lock. Every operation runs inside the capture gate
+// (core::CaptureGate): while a stream capture runs nothing is moved and nothing queried.
 #pragma once
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -57,6 +70,7 @@ class StreamOrderedEvictor {
         places_fresh_(options.place_fresh),
         discard_in_place_(options.place_fresh),
         swap_store_bytes_(options.swap ? options.swap_bytes : 0),
+        swap_reserve_bytes_(std::max<std::uint64_t>(HostSwapStore::kChunkBytes * 4, 2 * batch_bytes)),
         swaps_(options.swap),
         wants_eviction_thread_(eviction_thread) {}
 
@@ -64,8 +78,16 @@ class StreamOrderedEvictor {
   // Empty on success, else what failed; the thread failing to start is only logged (evictions are
   // then all issued in the program's threads).
   std::string create();
-  // Issues what was handed to the eviction thread, then ends it (at exit).
-  void stop();
+  // Ends the evictor (at exit, or before the context is reset): what was handed to the eviction
+  // thread is issued and the thread ended; every swapped block is copied back unless
+  // `contents_lost` (the memory is being freed); every later operation passes through untouched.
+  void stop(bool contents_lost = false);
+  // Worker: pins the swap store's next chunks, with no lock held while pinning, keeping a reserve
+  // free ahead of the swaps.
+  void grow_swap_store() noexcept;
+  // Before a stream capture begins, with the capture gate closed and no capture running yet:
+  // every swapped block is copied back, so that no operation needs a host copy while it runs.
+  void restore_before_capture() noexcept;
   bool has_eviction_thread() const { return eviction_thread_ != nullptr; }
   bool eviction_thread_has_own_context() const {
     return eviction_thread_ && eviction_thread_->has_own_context();
@@ -182,22 +204,51 @@ class StreamOrderedEvictor {
     std::uint32_t handed_over = 0;  // as in InFlight
     explicit operator bool() const { return done != nullptr; }
   };
-  // `stream` waits for it on the GPU (after the host waits for the thread to issue it); the
-  // host waits for it.
-  CUresult wait_in_stream(CUstream stream, EvictionRef eviction);
-  void wait_on_host(EvictionRef eviction);
+  // What the program's thread does once mutex_ is released, before its operation goes on: waits
+  // for the eviction thread and stream waits that need one, host waits, and copies of swapped
+  // blocks back into managed memory (their slots detached, the moves they follow listed).
+  struct SlotCopy {
+    std::uint64_t block = 0, bytes = 0;
+    void* slot = nullptr;
+  };
+  struct HostWork {
+    struct StreamWait {
+      CUstream stream = nullptr;
+      EvictionRef eviction;
+    };
+    std::vector<StreamWait> stream_waits;    // wait for the thread to issue it, then the stream waits
+    std::vector<EvictionRef> host_waits;     // the host waits for these
+    std::vector<CUstream> stream_syncs;      // ... and these streams
+    std::vector<EvictionRef> before_copies;  // the moves in flight when the copy back was decided
+    std::vector<SlotCopy> copies;            // copied back by the host after all of the above
+    std::vector<void*> slots_to_free;        // given back once the waits are done
+    bool empty() const {
+      return stream_waits.empty() && host_waits.empty() && stream_syncs.empty() && copies.empty() &&
+             slots_to_free.empty();
+    }
+  };
+  // Runs `work` with no lock held, then gives its slots back under mutex_.
+  void run(HostWork& work);
+  // `stream` (the program's) waits for the eviction: now, if it is issued, else in `work`. An
+  // error: the stream refused the wait, and the host waits for the eviction in `work` instead.
+  CUresult wait_in_program_stream(CUstream stream, EvictionRef eviction, HostWork& work);
+  // One of our streams waits for the eviction: the eviction thread must have issued it first.
+  CUresult wait_in_own_stream(CUstream ours, EvictionRef eviction);
   bool finished(const InFlight& move) const;
 
   // Decides with `decide(model, may_evict)` what must come before an operation enqueued in
-  // `stream_id` at `host_time`, and enqueues it.
+  // `stream_id` at `host_time`, enqueues it, and does what the host must.
   template <typename Decide>
   Moves before_operation(std::uint64_t stream_id, std::uint64_t host_time, Decide&& decide) noexcept;
+  // Under mutex_: enqueues what `decision` asks for before the operation, the host's part into `work`.
+  Moves decide_and_issue(CUstream stream, std::uint64_t host_time, bool may_evict,
+                         core::LaunchEviction decision, HostWork& work);
   // Enqueues the discard, the eviction, then the prefetch (a failure there leaves the launch to
   // fault its memory in, as without prefetching). False: what `decision` still holds was not
   // enqueued, and the model must restore it; a discard once enqueued moves to `discarded` either
   // way, and the launch (or, failing that, the host) waits for it.
   bool issue(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
-             std::vector<core::AddressRange>& discarded);
+             std::vector<core::AddressRange>& discarded, HostWork& work);
   // `room`: the evictions and discard (if any) the prefetch must wait for, the launch's own waits;
   // which eviction finishes last as in InFlight::waited_eviction.
   bool issue_prefetch(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
@@ -208,17 +259,17 @@ class StreamOrderedEvictor {
   // it yet. With wait_for_evict the launch's stream waits for it (`evicted`). False: the driver
   // refused, nothing was enqueued, and the events are back in the pool.
   bool issue_eviction(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time, CUevent after,
-                      CUevent done, CUevent ready, EvictionRef& evicted);
+                      CUevent done, CUevent ready, EvictionRef& evicted, HostWork& work);
   // Enqueues on our eviction stream the copies of decision.swap_out into the store, then their drop
-  // on the GPU. Blocks the store has no slot for move to decision.evict (written back by the
-  // driver) and swapping stops. An error: nothing was dropped, and the slots are free again.
-  CUresult swap_out(core::LaunchEviction& decision);
+  // on the GPU. Blocks the store has no free slot for move to decision.evict (written back by the
+  // driver). An error: nothing was dropped, and the slots are freed once the copies are done.
+  CUresult swap_out(core::LaunchEviction& decision, HostWork& work);
   // Enqueues on the discard stream, after a placement of `restore`, the copies back from the store.
-  // An error: the host copied the rest back itself.
-  CUresult copy_back(const std::vector<core::AddressRange>& restore);
+  // An error: the host copies the rest back itself (in `work`).
+  CUresult copy_back(const std::vector<core::AddressRange>& restore, HostWork& work);
   // Copies swapped blocks back into managed memory on the host, after every move in flight (the
-  // copies out among them), and frees their slots.
-  void copy_back_on_host(const std::vector<core::AddressRange>& ranges);
+  // copies out among them): their slots detached now, the copies in `work`.
+  void copy_back_on_host(const std::vector<core::AddressRange>& ranges, HostWork& work);
   // The slots of these blocks are free once every move issued so far is done (one may still copy
   // into or out of them).
   void release_after_moves(const std::vector<core::AddressRange>& ranges);
@@ -228,7 +279,7 @@ class StreamOrderedEvictor {
   // so far and the evictions in `room`; the launch waits for it. A failure clears decision.place
   // (the launch faults those blocks in).
   void issue_placement(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
-                       std::array<EvictionRef, 2> room, std::uint8_t waited_eviction);
+                       std::array<EvictionRef, 2> room, std::uint8_t waited_eviction, HostWork& work);
   // One cuMemDiscardAndPrefetchBatchAsync on `on`: `ranges` dropped and placed at `location`
   // without copying.
   CUresult discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges, CUmemLocation location,
@@ -256,7 +307,10 @@ class StreamOrderedEvictor {
   void reap();
 
   std::mutex mutex_;  // the model, the events, the markers, and the order of event records on our stream
-  std::vector<MarkerRing> markers_;  // at most kMarkerStreams
+  std::condition_variable restores_done_;  // host_restores_ fell to 0
+  std::uint32_t host_restores_ = 0;        // program threads copying swapped blocks back (under mutex_)
+  bool stopped_ = false;                   // under mutex_: stop() ran, every operation passes through
+  std::vector<MarkerRing> markers_;        // at most kMarkerStreams
   core::LaunchOrderedResidency model_;
   const bool
       follows_buffers_;  // the allocator's hand-outs and returns matter (discard_dead, place_fresh, swap)
@@ -287,13 +341,16 @@ class StreamOrderedEvictor {
   // timed from it on the GPU's clock (the worker sees them up to milliseconds later, while the
   // next launch is already faulting memory in).
   CUevent anchor_ = nullptr;
-  CUstream anchor_stream_ = nullptr;  // idle: the anchor is not queued behind evictions
-  std::uint64_t anchor_time_ = 0;     // 0: not set yet
+  CUstream anchor_stream_ = nullptr;           // idle: the anchor is not queued behind evictions
+  std::atomic<std::uint64_t> anchor_time_{0};  // 0: not set yet (written by the worker alone)
   std::uint64_t last_poll_ = 0;
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};
   std::atomic<std::uint64_t> evictions_after_marker_{0};
+  std::atomic<std::uint64_t> swap_store_failed_{0};         // the first logs that swapping stopped
   std::array<std::atomic<std::uint64_t>, 4> enqueue_ns_{};  // by Move
   const std::uint64_t swap_store_bytes_;
+  // Pinned swap slots kept free ahead of the swaps: two eviction batches.
+  const std::uint64_t swap_reserve_bytes_;
   const bool swaps_;                      // swap was asked for (the model may stop on its own)
   std::unique_ptr<HostSwapStore> store_;  // with swaps_, made in create()
   struct SlotRelease {

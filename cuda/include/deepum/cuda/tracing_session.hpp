@@ -23,6 +23,26 @@ void note_range_allocated(core::Session& session, std::uint64_t address, std::ui
 void note_range_freeing(std::uint64_t address, std::uint64_t bytes, bool freed);
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes);
 
+// Driver getters handed out a kernel handle (program thread, right after the getter returned):
+// its parameter layout is learned now, outside any CUPTI callback (cupti_tracer::FunctionLayouts).
+// `kernel`: a CUkernel (cuLibraryGetKernel), else a CUfunction. `owner`: its module or library.
+void note_function_handed_out(std::uint64_t handle, bool kernel, std::uint64_t owner);
+// Before the driver unloads a module or library: its functions' handles may name others later.
+void note_module_unloading(std::uint64_t owner);
+
+// The program is about to begin a stream capture (its own call, before the driver's): deepum's
+// queries and moves stop (core::CaptureGate), and for the first capture running every swapped
+// block is copied back and every move in flight waited for, since none can be while it runs.
+void before_stream_capture();
+// A capture ended, or failed to begin.
+void after_stream_capture();
+// Before the driver resets a device's primary context (cudaDeviceReset) or destroys a context:
+// deepum's streams and events there die, and the memory allocated there is freed. The engine
+// stops for good (its contents are lost with the memory), the ranges are forgotten, and the
+// layouts of the context's functions too.
+void before_context_reset(int device);
+void before_context_destroy(std::uint64_t context);
+
 // In the child after fork(): the parent's tracer and worker are not the child's.
 void abandon_tracing_after_fork();
 

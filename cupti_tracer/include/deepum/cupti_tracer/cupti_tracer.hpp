@@ -40,6 +40,7 @@
 #include "deepum/cupti_tracer/buffer_pool.hpp"
 #include "deepum/cupti_tracer/cupti_library.hpp"
 #include "deepum/cupti_tracer/event_sink.hpp"
+#include "deepum/cupti_tracer/function_layouts.hpp"
 #include "deepum/cupti_tracer/launch_scanner.hpp"
 
 namespace deepum::cupti_tracer {
@@ -51,18 +52,6 @@ enum class TracingLevel : std::uint8_t {
   full,      // both
 };
 
-// Driver functions the tracer calls, taken straight from libcuda (never the program's symbols,
-// never our interposers). Each may be nullptr; the tracer does without.
-struct DriverApi {
-  CUresult(CUDAAPI* func_get_param_info)(CUfunction, size_t, size_t*,
-                                         size_t*) = nullptr;  // cuFuncGetParamInfo
-  CUresult(CUDAAPI* kernel_get_param_info)(CUkernel, size_t, size_t*,
-                                           size_t*) = nullptr;           // cuKernelGetParamInfo
-  CUresult(CUDAAPI* func_get_name)(const char**, CUfunction) = nullptr;  // cuFuncGetName
-  CUresult(CUDAAPI* kernel_get_name)(const char**, CUkernel) = nullptr;  // cuKernelGetName
-  CUresult(CUDAAPI* device_get_count)(int*) = nullptr;  // cuDeviceGetCount (um_counter_all_devices)
-};
-
 struct TracerOptions {
   TracingLevel level = TracingLevel::full;
 
@@ -70,7 +59,10 @@ struct TracerOptions {
   DlsymFn dlsym = nullptr;                 // glibc's dlsym: preload::real_dlsym()
   DriverApi driver;                        // filled with preload::find_driver_function
   const ManagedLookup* managed = nullptr;  // null: launches carry no pointers. Must outlive the tracer.
-  std::string cupti_path;                  // a libcupti file or folder; empty: the default search
+  // Each function's parameter layout (learned when the program got its handle). null: no launch
+  // is scanned through kernelParams. Must outlive the tracer.
+  FunctionLayouts* layouts = nullptr;
+  std::string cupti_path;  // a libcupti file or folder; empty: the default search
   // Also the driver's copy and memset entry points (copy_call.hpp) -> EventSink::on_copy, for
   // evictions ordered before them. Off unless asked: each such call then pays a callback.
   bool copy_callbacks = false;
@@ -112,7 +104,6 @@ struct TracerOptions {
 
   // -- Cost accounting --
   bool measure_callback_time = false;  // steady_clock around each launch callback
-  std::size_t layout_cache_capacity = 16384;
 };
 
 struct StartStatus {
@@ -155,14 +146,10 @@ struct TracerStats {
   std::uint64_t launches_packed_buffer = 0;       // arguments given through `extra`
   std::uint64_t launches_without_layout = 0;      // kernelParams given, layout unknown: not scanned
   std::uint64_t managed_lookups = 0;              // ManagedLookup::contains calls
-  std::uint64_t functions_cached = 0;
-  std::uint64_t layouts_from_function = 0;  // cuFuncGetParamInfo answered
-  std::uint64_t layouts_from_kernel = 0;    // cuKernelGetParamInfo answered (a CUkernel handle)
-  std::uint64_t layouts_unknown = 0;
-  std::uint64_t layout_invalidations = 0;  // module unloads / context destructions seen
-  std::uint64_t callback_exceptions = 0;   // caught at the CUPTI boundary
-  std::uint64_t callback_ns = 0;           // only with measure_callback_time
-  std::uint64_t copies = 0;                // copy and memset calls seen (copy_callbacks)
+  FunctionLayoutStats layouts;                    // what FunctionLayouts learned
+  std::uint64_t callback_exceptions = 0;          // caught at the CUPTI boundary
+  std::uint64_t callback_ns = 0;                  // only with measure_callback_time
+  std::uint64_t copies = 0;                       // copy and memset calls seen (copy_callbacks)
   std::uint64_t copies_with_managed_operands = 0;
   // Activity
   DecoderCounts records;            // by RecordClass
@@ -173,6 +160,8 @@ struct TracerStats {
   std::uint64_t buffers_allocated = 0;
   std::uint64_t buffers_refused = 0;  // pool exhausted: CUPTI dropped records
   std::uint64_t polls = 0;
+  std::uint64_t polls_skipped_capturing = 0;  // a stream capture ran: no flush (see core::CaptureGate)
+  std::uint64_t kernel_records_filtered = 0;  // kernel executions dropped while records were paused
 };
 
 class CuptiTracer {
@@ -195,9 +184,10 @@ class CuptiTracer {
   // Launch callbacks off, poll thread joined, forced flush, activity kinds off, unsubscribed.
   // Idempotent. Records still inside CUPTI after this are dropped.
   void stop() noexcept;
-  // Kernel execution records cost a few microseconds per launch (CUPTI's timestamps), which a
-  // launch-bound program feels. They only matter while faults need attributing, so the session
-  // pauses them when no faults come and resumes them when faults return. No-op unless they run.
+  // Kernel execution records only matter while faults need attributing, so the session pauses
+  // them when no faults come and resumes them when faults return. A filter here: CUPTI keeps
+  // recording them, since enabling or disabling an activity kind while launches run deadlocked
+  // against the program's threads (CUPTI is configured at start and at exit only).
   void set_kernel_records_paused(bool paused) noexcept;
   bool kernel_records_paused() const noexcept {
     return kernel_records_paused_.load(std::memory_order_relaxed);
@@ -223,9 +213,6 @@ class CuptiTracer {
 
   void handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
   void handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& data);
-  void handle_resource(CUpti_CallbackId cbid);
-  void compute_layout(std::uint64_t function, ParamLayout& layout) const noexcept;
-  const char* function_name(std::uint64_t function, const CUpti_CallbackData& data) const noexcept;
   void drain(uint8_t* buffer, size_t valid_size, CUcontext context, uint32_t stream_id) noexcept;
   StartStatus enable_activity(StartStatus status);
   void poll_loop();
@@ -233,7 +220,6 @@ class CuptiTracer {
   TracerOptions options_;
   EventSink* sink_ = nullptr;
   std::unique_ptr<CuptiLibrary> library_;
-  std::unique_ptr<LayoutCache> layouts_;
   std::unique_ptr<BufferPool> pool_;
   std::unique_ptr<Counters> counters_;
   ActivityDecoder decoder_;

@@ -54,6 +54,8 @@ struct ParamLayout {
   LayoutStatus status = LayoutStatus::unknown;
   LayoutSource source = LayoutSource::none;
   std::vector<ParamSlot> params;
+  // Set by the first launch that reports the function's name (see FunctionLayouts::first_launch).
+  mutable std::atomic<bool> named{false};
 };
 
 enum class ParamQuery : std::uint8_t {
@@ -207,6 +209,11 @@ class LayoutCache {
   // `compute(ParamLayout&)` fills status, source and params; it may throw (then nothing is cached).
   template <typename Compute>
   Lookup get(std::uint64_t function, Compute&& compute);
+  // The layout published for `function`, current or stale; nullptr: none. Lock-free.
+  const ParamLayout* find(std::uint64_t function) const noexcept;
+  // Publishes `layout` for `function`, replacing whatever was there (the handle now names the
+  // function `layout` describes). Returns what is published.
+  const ParamLayout* put(std::unique_ptr<ParamLayout> layout);
 
   void invalidate_all() noexcept { generation_.fetch_add(1, std::memory_order_acq_rel); }
   std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
@@ -221,9 +228,9 @@ class LayoutCache {
   };
   static constexpr std::size_t kMaxProbes = 64;
 
-  const ParamLayout* find(std::uint64_t function) const noexcept;
-  // Publishes `fresh` unless a current layout got there first; returns what is published.
-  const ParamLayout* publish(std::unique_ptr<ParamLayout> fresh, bool& published);
+  // Publishes `fresh` unless a current layout got there first (or, with `replace`, always);
+  // returns what is published.
+  const ParamLayout* publish(std::unique_ptr<ParamLayout> fresh, bool& published, bool replace = false);
   std::size_t home(std::uint64_t function) const noexcept;
 
   std::unique_ptr<Slot[]> slots_;
