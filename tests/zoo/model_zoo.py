@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""The model zoo: workloads of many shapes, each run natively, under deepum's default settings,
+and under deepum's fastest settings at 2x oversubscription (the resident limit half the native
+footprint), every deepum run under a watchdog. A run fails when a step takes over ten times as long
+as the same step natively (or the program stops printing steps), when it exits with an error, or
+when its losses differ from native by a single bit.
+
+Every run's allocation limit is 60% of the GPU's free memory, so no program asks for more managed
+memory than the card has.
+
+    python3 tests/zoo/model_zoo.py --lib build/lib/libdeepum.so --sweep build/tests/sweep --out DIR
+    python3 tests/zoo/model_zoo.py ... --only bert-large cupy     # some workloads
+The table comes last; DIR gets zoo.json and every run's log in zoo-logs.tar.gz.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PY = sys.executable
+STEP = re.compile(r"^step (\d+) loss (\S+) time_ms ([0-9.]+)")
+FOOTPRINT = re.compile(r"^(?:summary peak_reserved_bytes|footprint_bytes) (\d+)")
+# deepum's fastest settings today: every move ordered in the launch's stream.
+FASTEST = {
+    "DEEPUM_STREAM_ORDERED_PREFETCH": "true",
+    "DEEPUM_STREAM_ORDERED_DISCARD": "true",
+    "DEEPUM_STREAM_ORDERED_PLACE_FRESH": "true",
+    "DEEPUM_STREAM_ORDERED_SWAP": "true",
+    "DEEPUM_STREAM_ORDERED_EVICTION_THREAD": "true",
+}
+SLOWDOWN_LIMIT = 10.0  # a step may take this many times its native time
+MIN_ALLOWANCE_S = 5.0  # ... but never less than this (startup, tiny steps)
+
+
+def workloads(sweep: str) -> dict[str, list[str]]:
+    hf = str(ROOT / "examples/zoo/train_hf.py")
+    return {
+        "bert-large": [PY, hf, "--model", "bert-large", "--batch", "16", "--seq-len", "512", "--steps", "6"],
+        "llama-1b": [PY, hf, "--model", "llama-1b", "--batch", "4", "--seq-len", "512", "--vocab", "32000",
+                     "--steps", "6"],
+        "resnet152": [PY, str(ROOT / "examples/pytorch/train_resnet.py"), "--model", "resnet152", "--batch", "32",
+                      "--steps", "6", "--warmup-steps", "1"],
+        "gpt2": [PY, str(ROOT / "examples/pytorch/train_gpt2.py"), "--preset", "gpt2-124m", "--batch", "8",
+                 "--steps", "6", "--warmup-steps", "1"],
+        "cupy": [PY, str(ROOT / "examples/zoo/cupy_loop.py"), "--arrays", "16", "--mib", "256", "--steps", "6"],
+        "jax": [PY, str(ROOT / "examples/zoo/jax_loop.py"), "--steps", "6"],
+        "cuda-sweep": [sweep, "--arrays", "16", "--mib", "256", "--steps", "6"],
+    }
+
+
+class Run:
+    """One program run: its step lines as they come, timed, under a per-step deadline."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], allowances: list[float] | None, log: Path):
+        self.cmd, self.env, self.allowances, self.log = cmd, env, allowances, log
+        self.steps: list[tuple[str, float, float]] = []  # (loss, step ms, seconds since start)
+        self.footprint = 0
+        self.exit_code: int | None = None
+        self.watchdog = ""
+
+    def _read(self, proc: subprocess.Popen, start: float, out) -> None:
+        for line in proc.stdout:
+            out.write(line)
+            if m := STEP.match(line):
+                self.steps.append((m.group(2), float(m.group(3)), time.monotonic() - start))
+            elif m := FOOTPRINT.match(line):
+                self.footprint = int(m.group(1))
+
+    def go(self) -> "Run":
+        start = time.monotonic()
+        with open(self.log, "w", encoding="utf-8") as out:
+            proc = subprocess.Popen(self.cmd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    text=True, errors="replace", start_new_session=True)
+            reader = threading.Thread(target=self._read, args=(proc, start, out), daemon=True)
+            reader.start()
+            while proc.poll() is None:
+                time.sleep(0.1)
+                seen = len(self.steps)
+                last = self.steps[-1][2] if seen else 0.0
+                allowed = self._allowance(seen)
+                if time.monotonic() - start - last > allowed:
+                    self.watchdog = f"no step {seen} within {allowed:.0f} s of the last (10x native)"
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                    break
+            reader.join(timeout=10)
+            self.exit_code = proc.returncode
+        return self
+
+    def _allowance(self, index: int) -> float:
+        if self.allowances is None:
+            return 1200.0  # native: no watchdog beyond a hang
+        # The gap to step `index` (or to the exit, after the last step), ten times native's.
+        gap = self.allowances[min(index, len(self.allowances) - 1)]
+        return max(SLOWDOWN_LIMIT * gap, MIN_ALLOWANCE_S + (30.0 if index >= len(self.allowances) - 1 else 0.0))
+
+    def gaps(self, total_s: float) -> list[float]:
+        """Seconds from each step line to the next (the first from the start, the last to the exit)."""
+        times = [0.0] + [t for _, _, t in self.steps]
+        return [b - a for a, b in zip(times, times[1:])] + [max(total_s - times[-1], 1.0)]
+
+    def median_ms(self) -> float:
+        ms = [m for _, m, _ in self.steps[1:]] or [m for _, m, _ in self.steps]
+        return statistics.median(ms) if ms else float("nan")
+
+
+def free_mib() -> int:
+    out = subprocess.run(["nvidia-smi", "--query-gpu=memory.free", "--format=csv,noheader,nounits", "-i", "0"],
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[0])
+
+
+def zoo(args: argparse.Namespace) -> list[dict]:
+    base = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false", PYTHONUNBUFFERED="1")
+    base = {k: v for k, v in base.items() if not k.startswith("DEEPUM_") or k == "DEEPUM_CUPTI_LIBRARY"}
+    base.pop("LD_PRELOAD", None)
+    alloc_limit = f"{free_mib() * 6 // 10}MiB"
+    logs = Path(args.out) / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name, cmd in workloads(args.sweep).items():
+        if args.only and name not in args.only:
+            continue
+        t0 = time.monotonic()
+        native = Run(cmd, base, None, logs / f"{name}-native.log").go()
+        gaps = native.gaps(time.monotonic() - t0)
+        rows.append(row(name, "native", native, native))
+        if native.exit_code != 0 or not native.steps:
+            print(f"{name}: native run failed (exit {native.exit_code}); skipping its deepum runs", flush=True)
+            continue
+        deepum = dict(base, LD_PRELOAD=args.lib, DEEPUM_ALLOC_LIMIT=alloc_limit)
+        runs = {"default": deepum}
+        if native.footprint:
+            runs["fastest 2x"] = dict(deepum, DEEPUM_RESIDENT_LIMIT=f"{native.footprint // 2}B", **FASTEST)
+        for mode, env in runs.items():
+            run = Run(cmd, env, gaps, logs / f"{name}-{mode.replace(' ', '-')}.log").go()
+            rows.append(row(name, mode, run, native))
+            print(format_row(rows[-1]), flush=True)
+    return rows
+
+
+def row(name: str, mode: str, run: Run, native: Run) -> dict:
+    losses, native_losses = [s[0] for s in run.steps], [s[0] for s in native.steps]
+    identical = losses == native_losses
+    ok = run.exit_code == 0 and not run.watchdog and identical and len(losses) == len(native_losses)
+    return {
+        "workload": name, "mode": mode, "steps": len(losses), "exit": run.exit_code, "watchdog": run.watchdog,
+        "median_ms": run.median_ms(), "x_native": run.median_ms() / native.median_ms(),
+        "footprint_bytes": run.footprint, "losses": losses, "identical": identical,
+        "verdict": "PASS" if ok else "FAIL",
+    }
+
+
+def format_row(r: dict) -> str:
+    why = r["watchdog"] or ("" if r["identical"] else "losses differ") or (f"exit {r['exit']}" if r["exit"] else "")
+    return (f"{r['workload']:<11} {r['mode']:<11} {r['steps']:>5} {r['median_ms']:>10.1f} {r['x_native']:>7.2f} "
+            f"{'yes' if r['identical'] else 'NO':>9}  {r['verdict']} {why}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--lib", required=True, help="libdeepum.so")
+    p.add_argument("--sweep", required=True, help="the built tests/programs/sweep")
+    p.add_argument("--out", required=True, help="folder for zoo.json and the logs")
+    p.add_argument("--only", nargs="*", help="workloads to run (default: all)")
+    args = p.parse_args()
+    rows = zoo(args)
+    out = Path(args.out)
+    (out / "zoo.json").write_text(json.dumps(rows, indent=2) + "\n")
+    with tarfile.open(out / "zoo-logs.tar.gz", "w:gz") as tar:
+        tar.add(out / "logs", arcname="logs")
+    header = f"{'workload':<11} {'mode':<11} {'steps':>5} {'median ms':>10} {'x nat':>7} {'identical':>9}  verdict"
+    table = "\n".join([header] + [format_row(r) for r in rows])
+    (out / "zoo.txt").write_text(table + "\n")
+    print(table)
+    return 0 if all(r["verdict"] == "PASS" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
