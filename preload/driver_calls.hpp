@@ -29,21 +29,24 @@ inline RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStre
 inline RealFunction<decltype(&::cuStreamIsCapturing)> stream_is_capturing{"cuStreamIsCapturing",
                                                                           Library::libcuda};
 
+// Whether `stream` is being captured into a graph (the legacy stream never is, and asking about it
+// during another thread's capture would itself be an error). An allocation there is the graph's
+// own (an allocation node): it passes through, physical, and is freed by the graph.
+bool capturing(CUstream stream);
+
 // The current context's device memory total; an empty string on success, else the error.
 std::string query_device_total(std::uint64_t* total_bytes);
 
 // Frees `range` once the work queued so far in `stream` is done, without blocking the caller:
 // an event is recorded in the stream and the memory is released when it has fired. Falls back
-// to synchronising the stream if no event can be recorded. A stream being captured keeps the
-// memory to the end: the graph may use it at every replay.
+// to synchronising the stream if no event can be recorded. On a stream being captured the free is
+// refused with the error CUDA gives for memory the graph did not allocate.
 CUresult free_after_stream(const core::ManagedRange& range, CUstream stream);
 
 // Releases the deferred frees whose events have fired. Called from allocation and free hooks.
 void reap_deferred_frees();
 // Before a context reset: the pending frees' events and memory die with it.
 void drop_deferred_frees();
-// Memory freed during a stream capture and kept to the end (free_after_stream).
-std::uint64_t bytes_kept_for_graphs();
 
 // fork(): hold the queue's lock across it; the child drops the parent's pending frees, whose
 // events and memory belong to the parent's CUDA context.

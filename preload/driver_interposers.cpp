@@ -34,7 +34,6 @@ namespace driver {
 
 namespace {
 core::DeferredFreeQueue g_deferred_frees;
-std::atomic<std::uint64_t> g_kept_for_graphs{0}, g_kept_for_graphs_notice{0};
 constexpr StatusCodes<CUresult> kCodes{CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY};
 }  // namespace
 
@@ -48,22 +47,17 @@ std::string query_device_total(std::uint64_t* total_bytes) {
   return {};
 }
 
+bool capturing(CUstream stream) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return stream != nullptr && stream_is_capturing.get() != nullptr &&
+         (stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
 CUresult free_after_stream(const ManagedRange& range, CUstream stream) {
-  // Freed while its stream is captured into a graph: the graph's replays may still use it, and
-  // deepum cannot tell when the last graph holding it is gone, so the memory is kept to the end.
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (stream != nullptr && stream_is_capturing.get() != nullptr &&
-      (stream_is_capturing.get()(stream, &capture) != CUDA_SUCCESS ||
-       capture != CU_STREAM_CAPTURE_STATUS_NONE)) {
-    g_kept_for_graphs.fetch_add(range.bytes, std::memory_order_relaxed);
-    if (g_kept_for_graphs_notice.fetch_add(1, std::memory_order_relaxed) == 0) {
-      core::logger().info(
-          "a free during stream capture: the memory is kept until the process exits, since the captured "
-          "graph "
-          "may still use it");
-    }
-    return CUDA_SUCCESS;
-  }
+  // Freed in a capture, memory the graph did not allocate: CUDA refuses that (measured: an H200,
+  // CUDA 13.0, cudaFreeAsync of cudaMallocAsync memory from before the capture), and the range
+  // stays allocated. Freeing it now would hand it out again while the graph still uses it.
+  if (capturing(stream)) return CUDA_ERROR_INVALID_VALUE;
   CUevent event = nullptr;
   if (event_create.get()(&event, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
     if (event_record.get()(event, stream) == CUDA_SUCCESS) {
@@ -94,8 +88,6 @@ void reap_deferred_frees() {
 }
 
 void drop_deferred_frees() { g_deferred_frees.clear(); }
-
-std::uint64_t bytes_kept_for_graphs() { return g_kept_for_graphs.load(std::memory_order_relaxed); }
 
 void lock_deferred_frees_for_fork() { g_deferred_frees.lock_for_fork(); }
 
@@ -183,8 +175,9 @@ CUstream per_thread(CUstream stream) { return stream == nullptr ? CU_STREAM_PER_
 
 CUresult alloc_async(RealFunction<decltype(&::cuMemAllocAsync)>& real, CUdeviceptr* dptr, size_t bytes,
                      CUstream stream) {
-  return allocate(InterceptedApi::cu_mem_alloc_async, dptr, bytes,
-                  [&] { return real.get()(dptr, bytes, stream); });
+  const auto pass_through = [&] { return real.get()(dptr, bytes, stream); };
+  if (driver::capturing(stream)) return pass_through();  // the graph's own allocation
+  return allocate(InterceptedApi::cu_mem_alloc_async, dptr, bytes, pass_through);
 }
 
 CUresult free_async(RealFunction<decltype(&::cuMemFreeAsync)>& real, CUdeviceptr dptr, CUstream stream,

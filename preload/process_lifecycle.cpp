@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "deepum/core/capture_gate.hpp"
 #include "deepum/core/pytorch_alloc_conf.hpp"
 #include "deepum/core/session.hpp"
 #include "deepum/cuda/tracing_session.hpp"
@@ -49,6 +50,7 @@ void after_fork_in_parent() {
 }
 
 void after_fork_in_child() {
+  core::capture_gate().reset_after_fork();  // the parent's captures are not the child's
   driver::unlock_deferred_frees_after_fork(true);
   cuda::abandon_tracing_after_fork();
   if (core::Session* session = core::Session::if_created()) {

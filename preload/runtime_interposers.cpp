@@ -105,8 +105,9 @@ cudaError_t release(InterceptedApi api, void* ptr, ReleaseManaged&& release_mana
 cudaError_t call_or_missing(auto fn, auto... args) { return fn != nullptr ? fn(args...) : kNoRuntime; }
 
 cudaError_t malloc_async(RealFunction<MallocAsyncFn>& real, void** ptr, size_t size, cudaStream_t stream) {
-  return allocate(InterceptedApi::cuda_malloc_async, ptr, size,
-                  [&] { return call_or_missing(real.get(), ptr, size, stream); });
+  const auto pass_through = [&] { return call_or_missing(real.get(), ptr, size, stream); };
+  if (driver::capturing(stream)) return pass_through();  // the graph's own allocation
+  return allocate(InterceptedApi::cuda_malloc_async, ptr, size, pass_through);
 }
 
 cudaError_t free_async(RealFunction<FreeAsyncFn>& real, void* ptr, cudaStream_t stream,
