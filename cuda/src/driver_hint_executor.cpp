@@ -3,9 +3,11 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
+#include "deepum/core/capture_gate.hpp"
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_functions.hpp"
 
@@ -194,15 +196,24 @@ std::optional<std::uint64_t> DriverHintExecutor::device_used_bytes() {
 }
 
 std::string place_on_host(std::uint64_t address, std::uint64_t bytes, bool prefer_host, bool map_for_gpu) {
-  static std::mutex mutex;
-  static CUstream stream = nullptr;  // one per process, made in the program's context
-  std::lock_guard lock(mutex);
+  // A stream of deepum's, made once (racing makers keep the first); no lock is held across the
+  // move and the wait below.
+  static std::atomic<CUstream> shared{nullptr};
+  CUstream stream = shared.load(std::memory_order_acquire);
   if (stream == nullptr) {
-    if (CUresult r = stream_create.get()(&stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
-      stream = nullptr;
+    CUstream made = nullptr;
+    if (CUresult r = stream_create.get()(&made, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS)
       return describe("cuStreamCreate", r);
+    if (!shared.compare_exchange_strong(stream, made, std::memory_order_acq_rel)) {
+      stream_destroy.get()(made);
+    } else {
+      stream = made;
     }
   }
+  // A synchronize while a stream capture runs would invalidate it: the range stays where the driver
+  // put it (nowhere yet: it is placed on first touch).
+  core::GateEntry gate;
+  if (!gate) return {};
   CUmemLocation host{};
   host.type = CU_MEM_LOCATION_TYPE_HOST;
   if (CUresult r = prefetch_async.get()(static_cast<CUdeviceptr>(address), bytes, host, 0, stream);

@@ -751,7 +751,8 @@ void start_tracing(core::Session& session) {
 void note_range_allocated(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
   EventPipeline* pipeline = session.pipeline();
   if (pipeline == nullptr) return;
-  if (pipeline->enforces_resident_limit()) {
+  // Not while a stream capture runs: placing waits for the move, which would invalidate it.
+  if (pipeline->enforces_resident_limit() && !core::capture_gate().capturing()) {
     const config::RemoteAccess remote = g_remote_access.load(std::memory_order_acquire);
     const std::string error = place_on_host(address, bytes, remote != config::RemoteAccess::off,
                                             remote == config::RemoteAccess::mapped);
