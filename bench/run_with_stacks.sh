@@ -11,11 +11,14 @@ for ((i = 0; i < seconds * 10; ++i)); do
   kill -0 "$pid" 2>/dev/null || { wait "$pid"; exit $?; }
   sleep 0.1
 done
-for child in $(pgrep -P "$pid") "$pid"; do
+descendants() {  # the process and every process below it
+  echo "$1"
+  for child in $(pgrep -P "$1"); do descendants "$child"; done
+}
+for child in $(descendants "$pid"); do
   echo "== process $child: $(tr '\0' ' ' </proc/"$child"/cmdline 2>/dev/null)" >>"$stacks"
   timeout 60 cuda-gdb -p "$child" -batch -ex "thread apply all bt" >>"$stacks" 2>&1
 done
-kill -9 "$pid" 2>/dev/null
-pkill -9 -P "$pid" 2>/dev/null
+for child in $(descendants "$pid"); do kill -9 "$child" 2>/dev/null; done
 wait "$pid" 2>/dev/null
 exit 124
