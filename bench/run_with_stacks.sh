@@ -15,9 +15,9 @@ descendants() {  # the process and every process below it
   echo "$1"
   for child in $(pgrep -P "$1"); do descendants "$child"; done
 }
-for child in $(descendants "$pid"); do
+for child in $(descendants "$pid" | head -6); do
   echo "== process $child: $(tr '\0' ' ' </proc/"$child"/cmdline 2>/dev/null)" >>"$stacks"
-  timeout 60 cuda-gdb -p "$child" -batch -ex "thread apply all bt" >>"$stacks" 2>&1
+  timeout 25 cuda-gdb -p "$child" -batch -ex "thread apply all bt" >>"$stacks" 2>&1
 done
 for child in $(descendants "$pid"); do kill -9 "$child" 2>/dev/null; done
 wait "$pid" 2>/dev/null
