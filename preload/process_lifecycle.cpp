@@ -54,7 +54,7 @@ void after_fork_in_child() {
   driver::unlock_deferred_frees_after_fork(true);
   cuda::abandon_tracing_after_fork();
   if (core::Session* session = core::Session::if_created()) {
-    session->registry().unlock_after_fork();
+    session->registry().reset_in_child();
     session->reset_after_fork();
   }
 }

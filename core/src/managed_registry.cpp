@@ -1,6 +1,7 @@
 #include "deepum/core/managed_registry.hpp"
 
 #include <mutex>
+#include <new>
 
 namespace deepum::core {
 
@@ -55,6 +56,12 @@ std::uint64_t ManagedRegistry::live_bytes() const {
 std::size_t ManagedRegistry::live_count() const {
   std::shared_lock lock(mutex_);
   return ranges_.size();
+}
+
+void ManagedRegistry::reset_in_child() {
+  new (&mutex_) std::shared_mutex();  // the parent's, still held, is abandoned, never released
+  ranges_.clear();
+  live_bytes_ = 0;
 }
 
 void ManagedRegistry::clear() {

@@ -1,7 +1,10 @@
 // The smaller core pieces: registry, budget, deferred frees, PyTorch's alloc conf, the driver
 // entry-point table, statistics rendering.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -53,6 +56,30 @@ TEST_CASE("ManagedRegistry stays consistent under concurrent inserts, lookups an
   for (auto& thread : threads) thread.join();
   CHECK(registry.live_count() == 0);
   CHECK(registry.live_bytes() == 0);
+}
+
+TEST_CASE("ManagedRegistry: a child forked with the lock held uses the registry afresh") {
+  // What the fork handlers do: the lock is held across fork(), and the child, whose thread is not
+  // the one that took it, must not release it (glibc would count the release as a reader's and
+  // every later lock would wait for ever, as DataLoader workers did).
+  ManagedRegistry registry;
+  registry.insert({0x1000, 0x1000, InterceptedApi::cuda_malloc});
+  registry.lock_for_fork();
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    alarm(10);  // a deadlock ends the child, and the parent sees the signal
+    registry.reset_in_child();
+    const bool forgotten = !registry.find_containing(0x1800).has_value();
+    registry.insert({0x4000, 0x1000, InterceptedApi::cuda_malloc});
+    _exit(forgotten && registry.find_containing(0x4800).has_value() ? 0 : 1);
+  }
+  registry.unlock_after_fork();
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(registry.find_containing(0x1800).has_value());  // the parent's ranges stay the parent's
 }
 
 TEST_CASE("AllocationBudget tracks use and peak and refuses overflow") {

@@ -43,7 +43,11 @@ class ManagedRegistry {
 
   // fork() safety: held across fork so the child never inherits a lock taken by another thread.
   void lock_for_fork() { mutex_.lock(); }
-  void unlock_after_fork() { mutex_.unlock(); }
+  void unlock_after_fork() { mutex_.unlock(); }  // in the parent
+  // In the child: the lock is made anew rather than released (a read-write lock is released only
+  // by the thread that took it, and the child's thread is another one: glibc took the release for
+  // a reader's and every later lock waited for ever), and the parent's ranges are forgotten.
+  void reset_in_child();
 
  private:
   mutable std::shared_mutex mutex_;
