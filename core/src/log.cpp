@@ -68,8 +68,24 @@ std::shared_ptr<spdlog::logger> make_logger(int fd, spdlog::level::level_enum le
   return log;
 }
 
-// Leaked on purpose: hooks may log after static destructors have run.
+// Never destroyed: hooks may log after static destructors have run.
 std::atomic<std::shared_ptr<spdlog::logger>*> g_logger{nullptr};
+
+// Loggers configure_logging replaced: another thread may still be writing through one, so each is
+// kept alive (and reachable, for leak checkers) for the life of the process.
+struct RetiredLogger {
+  std::shared_ptr<spdlog::logger>* logger;
+  RetiredLogger* next;
+};
+std::atomic<RetiredLogger*> g_retired{nullptr};
+
+void retire(std::shared_ptr<spdlog::logger>* logger) {
+  if (logger == nullptr) return;
+  auto* node = new RetiredLogger{logger, g_retired.load(std::memory_order_relaxed)};
+  while (!g_retired.compare_exchange_weak(node->next, node, std::memory_order_release,
+                                          std::memory_order_relaxed)) {
+  }
+}
 
 }  // namespace
 
@@ -93,9 +109,8 @@ void configure_logging(const config::Config& config) {
     // The descriptor lives as long as the logger, which is never destroyed.
     if (const int opened = open_output_file(path, WriteMode::append, file_error); opened >= 0) fd = opened;
   }
-  // The previous logger stays alive (leaked): another thread may still be writing through it.
-  g_logger.store(new std::shared_ptr<spdlog::logger>(make_logger(fd, to_spdlog(config.log_level))),
-                 std::memory_order_release);
+  retire(g_logger.exchange(new std::shared_ptr<spdlog::logger>(make_logger(fd, to_spdlog(config.log_level))),
+                           std::memory_order_acq_rel));
   if (!file_error.empty())
     logger().warn("cannot open log_file \"{}\" ({}); logging to stderr", path, file_error);
 }
