@@ -35,7 +35,7 @@ fi
 deepum() {
   local name=$1
   shift
-  LD_PRELOAD="$lib" DEEPUM_ALLOC_LIMIT="$alloc_limit" DEEPUM_STATS_FILE="$out/${name}_stats.json" \
+  LD_PRELOAD="$lib" DEEPUM_ALLOC_LIMIT="${alloc_limit}B" DEEPUM_STATS_FILE="$out/${name}_stats.json" \
     timeout "${RUN_TIMEOUT:-300}" "$@" >"$out/$name.log" 2>&1
   echo "$name: exit $? $(grep -E 'summary median_step_ms' "$out/$name.log")"
 }

@@ -44,7 +44,7 @@ for round in 1 2; do
   python3 "$train" "${args[@]}" --json "$out/gpt2_native_$round.json" >"$out/gpt2_native_$round.log" 2>&1
   tail -3 "$out/gpt2_native_$round.log"
   echo "== GPT-2 round $round: deepum"
-  LD_PRELOAD="$lib" DEEPUM_ALLOC_LIMIT="$limit_bytes" DEEPUM_STATS_FILE="$out/gpt2_deepum_${round}_stats.json" \
+  LD_PRELOAD="$lib" DEEPUM_ALLOC_LIMIT="${limit_bytes}B" DEEPUM_STATS_FILE="$out/gpt2_deepum_${round}_stats.json" \
     python3 "$train" "${args[@]}" --json "$out/gpt2_deepum_$round.json" >"$out/gpt2_deepum_$round.log" 2>&1
   tail -3 "$out/gpt2_deepum_$round.log"
 done

@@ -100,12 +100,12 @@ run_modes() {
         mode_settings "$mode"
         local name="gpt2_${mode//+/-}_x$factor"  # "+" is no file name character for the device
         ((repeats > 1)) && name+="_r$r"
-        (export DEEPUM_RESIDENT_LIMIT="$limit" "${settings[@]}"
+        (export DEEPUM_RESIDENT_LIMIT="${limit}B" "${settings[@]}"
           [[ ${REPLAY:-0} == 1 ]] && export DEEPUM_TRACE_FILE="$out/$name"
           deepum "$name" "${g[@]}" --json "$out/$name.json")
         runs+=("$out/$name")
         if [[ ${REPLAY:-0} == 1 ]]; then  # residency by the records in time order; the trace is too big to keep
-          if "$root/build-gpu/bin/deepum" trace residency "$out/$name.dtrace" "$limit" --timeline 100 \
+          if "$root/build-gpu/bin/deepum" trace residency "$out/$name.dtrace" "${limit}B" --timeline 100 \
             >"$out/${name}_replay.txt" 2>&1; then
             echo "$name: $(grep -E '^peak resident' "$out/${name}_replay.txt")"
             # BREAKDOWN=1: where the GPU's time went over the last steps (bench/step_breakdown.py);
@@ -134,20 +134,20 @@ main)
   run_ctest
   native_and_bandwidth
   for factor in ${FACTORS:-2 3}; do
-    DEEPUM_RESIDENT_LIMIT=$(limit_at "$factor") DEEPUM_PREFETCH_ENABLED=false \
+    DEEPUM_RESIDENT_LIMIT=$(limit_at "$factor")B DEEPUM_PREFETCH_ENABLED=false \
       deepum "gpt2_reactive_x$factor" "${g[@]}" --json "$out/gpt2_reactive_x$factor.json"
-    DEEPUM_RESIDENT_LIMIT=$(limit_at "$factor") \
+    DEEPUM_RESIDENT_LIMIT=$(limit_at "$factor")B \
       deepum "gpt2_deepum_x$factor" "${g[@]}" --json "$out/gpt2_deepum_x$factor.json"
     runs+=("$out/gpt2_reactive_x$factor" "$out/gpt2_deepum_x$factor")
     if [[ $factor == 2 ]]; then  # the ablation's last step: the prefetcher with discarding
-      DEEPUM_RESIDENT_LIMIT=$(limit_at 2) DEEPUM_PREFETCH_DISCARD=true \
+      DEEPUM_RESIDENT_LIMIT=$(limit_at 2)B DEEPUM_PREFETCH_DISCARD=true \
         deepum gpt2_discard_x2 "${g[@]}" --json "$out/gpt2_discard_x2.json"
       runs+=("$out/gpt2_discard_x2")
     fi
   done
   # SWEEP="128 2048": the prefetcher at 2x with other fixed lookaheads, in the same call.
   for lookahead in ${SWEEP:-}; do
-    DEEPUM_RESIDENT_LIMIT=$(limit_at 2) DEEPUM_PREFETCH_LOOKAHEAD=$lookahead \
+    DEEPUM_RESIDENT_LIMIT=$(limit_at 2)B DEEPUM_PREFETCH_LOOKAHEAD=$lookahead \
       deepum "gpt2_lookahead-${lookahead}_x2" "${g[@]}" --json "$out/gpt2_lookahead-${lookahead}_x2.json"
     runs+=("$out/gpt2_lookahead-${lookahead}_x2")
   done
@@ -170,7 +170,7 @@ limit)
   ;;
 trace)
   native_and_bandwidth
-  DEEPUM_RESIDENT_LIMIT=$(limit_at 2) DEEPUM_TRACE_FILE="$out/gpt2_deepum_x2_trace" \
+  DEEPUM_RESIDENT_LIMIT=$(limit_at 2)B DEEPUM_TRACE_FILE="$out/gpt2_deepum_x2_trace" \
     deepum gpt2_traced_x2 python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 4 --warmup-steps 2 \
     --json "$out/gpt2_traced_x2.json"
   "$root/build-gpu/bin/deepum" trace summary "$out/gpt2_deepum_x2_trace.dtrace" 2>&1 | tee "$out/trace_summary.md"
@@ -179,17 +179,17 @@ trace)
 ablation)
   native_and_bandwidth
   limit=$(limit_at 2)
-  DEEPUM_RESIDENT_LIMIT=$limit DEEPUM_PREFETCH_ENABLED=false \
+  DEEPUM_RESIDENT_LIMIT=${limit}B DEEPUM_PREFETCH_ENABLED=false \
     deepum gpt2_reactive_x2 "${g[@]}" --json "$out/gpt2_reactive_x2.json"
-  DEEPUM_RESIDENT_LIMIT=$limit DEEPUM_PREFETCH_PRE_EVICT=false DEEPUM_PREFETCH_ADAPTIVE_LOOKAHEAD=false \
+  DEEPUM_RESIDENT_LIMIT=${limit}B DEEPUM_PREFETCH_PRE_EVICT=false DEEPUM_PREFETCH_ADAPTIVE_LOOKAHEAD=false \
     deepum gpt2_prediction-only_x2 "${g[@]}" --json "$out/gpt2_prediction-only_x2.json"
   runs+=("$out/gpt2_reactive_x2" "$out/gpt2_prediction-only_x2")
   for lookahead in 8 32 128 512; do
-    DEEPUM_RESIDENT_LIMIT=$limit DEEPUM_PREFETCH_LOOKAHEAD=$lookahead DEEPUM_PREFETCH_ADAPTIVE_LOOKAHEAD=false \
+    DEEPUM_RESIDENT_LIMIT=${limit}B DEEPUM_PREFETCH_LOOKAHEAD=$lookahead DEEPUM_PREFETCH_ADAPTIVE_LOOKAHEAD=false \
       deepum "gpt2_lookahead-${lookahead}_x2" "${g[@]}" --json "$out/gpt2_lookahead-${lookahead}_x2.json"
     runs+=("$out/gpt2_lookahead-${lookahead}_x2")
   done
-  DEEPUM_RESIDENT_LIMIT=$limit deepum gpt2_adaptive_x2 "${g[@]}" --json "$out/gpt2_adaptive_x2.json"
+  DEEPUM_RESIDENT_LIMIT=${limit}B deepum gpt2_adaptive_x2 "${g[@]}" --json "$out/gpt2_adaptive_x2.json"
   runs+=("$out/gpt2_adaptive_x2")
   ;;
 esac

@@ -73,7 +73,7 @@ def replay(sim, trace, machine_path, limit, policy, iterations, warmup):
     command = [sim, "replay", trace, "--machine", machine_path, "--policy", policy, "--iterations",
                str(iterations), "--warmup", str(warmup), "--json"]
     if limit:
-        command += ["--limit", str(limit)]
+        command += ["--limit", f"{limit}B"]  # a size needs a unit
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         return None, done.stderr.strip() or f"exit {done.returncode}"

@@ -33,7 +33,7 @@ place=("${ordered[@]}" DEEPUM_STREAM_ORDERED_PREFETCH=true DEEPUM_STREAM_ORDERED
 swap=("${place[@]}" DEEPUM_STREAM_ORDERED_SWAP=true)
 
 # The workload: 5 steps, nothing evicted; the Perfetto file is not needed.
-(export DEEPUM_RESIDENT_LIMIT=$((footprint * 2)) "${swap[@]}" DEEPUM_TRACE_FILE="$out/gpt2_124m_b8"
+(export DEEPUM_RESIDENT_LIMIT=$((footprint * 2))B "${swap[@]}" DEEPUM_TRACE_FILE="$out/gpt2_124m_b8"
   deepum gpt2_traced "${g[@]}" --steps 5 --warmup-steps 2 --json "$out/gpt2_traced.json")
 rm -f "$out/gpt2_124m_b8.perfetto.json"
 "$bin/deepum" trace summary "$out/gpt2_124m_b8.dtrace" >"$out/trace_summary.md" 2>&1
@@ -43,7 +43,7 @@ runs=()
 measure() {  # measure MODE FACTOR SETTINGS...
   local mode=$1 factor=$2 name="gpt2_$1_x$2"
   shift 2
-  (export DEEPUM_RESIDENT_LIMIT="$(python3 -c "print(int($footprint / $factor))")" "$@"
+  (export DEEPUM_RESIDENT_LIMIT="$(python3 -c "print(int($footprint / $factor))")B" "$@"
     deepum "$name" "${g[@]}" --steps "$steps" --json "$out/$name.json")
   runs+=("$out/$name")
 }

@@ -91,7 +91,7 @@ run() {
   local argv=("$@" --json "$out/$name.json")
   case $mode in
   um | deepum)
-    env+=(LD_PRELOAD="$lib" DEEPUM_ALLOC_LIMIT="$alloc_limit" DEEPUM_STATS_FILE="$out/${name}_stats.json")
+    env+=(LD_PRELOAD="$lib" DEEPUM_ALLOC_LIMIT="${alloc_limit}B" DEEPUM_STATS_FILE="$out/${name}_stats.json")
     ;;
   esac
   local command="${env[*]} ${argv[*]}"
@@ -132,9 +132,9 @@ sweep() {
     for mode in $modes; do
       case $mode in
       um) run "${workload}_um_x$ratio" "$workload" um "$ratio" "$limit" "" \
-        DEEPUM_RESIDENT_LIMIT="$limit" DEEPUM_PREFETCH_ENABLED=false -- "$@" ;;
+        DEEPUM_RESIDENT_LIMIT="${limit}B" DEEPUM_PREFETCH_ENABLED=false -- "$@" ;;
       deepum) run "${workload}_deepum_x$ratio" "$workload" deepum "$ratio" "$limit" "" \
-        DEEPUM_RESIDENT_LIMIT="$limit" DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PREFETCH=true \
+        DEEPUM_RESIDENT_LIMIT="${limit}B" DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PREFETCH=true \
         DEEPUM_STREAM_ORDERED_DISCARD=true DEEPUM_STREAM_ORDERED_PLACE_FRESH=true DEEPUM_STREAM_ORDERED_SWAP=true \
         -- "$@" ;;
       esac

@@ -14,6 +14,7 @@
 
 #include "deepum/config/config.hpp"
 #include "deepum/config/keys.hpp"
+#include "deepum/config/render.hpp"
 #include "deepum/core/perfetto_writer.hpp"
 #include "deepum/core/residency_replay.hpp"
 #include "deepum/core/trace_file.hpp"
@@ -26,13 +27,15 @@ using deepum::config::ConfigLoad;
 constexpr const char* kUsage =
     "usage:\n"
     "  deepum run [--config FILE] -- COMMAND [ARGS...]   run COMMAND with libdeepum.so preloaded\n"
-    "  deepum config [--config FILE]                     show the effective configuration and all keys\n"
+    "  deepum config [--config FILE] [--json|--markdown] the configuration in effect, key by key, and\n"
+    "                                                    where each value came from; --markdown: the\n"
+    "                                                    keys table of docs/configuration.md\n"
     "  deepum trace check PREFIX                         verify PREFIX.dtrace and PREFIX.perfetto.json\n"
     "  deepum trace summary FILE.dtrace                  what a trace holds\n"
     "  deepum trace convert FILE.dtrace OUT.json         write a trace as Perfetto JSON\n"
     "  deepum trace residency FILE.dtrace LIMIT [--timeline MS]\n"
     "                                                    residency by the records in time order, against\n"
-    "                                                    LIMIT (bytes or a size: 3840MiB, 3.75GiB); with\n"
+    "                                                    LIMIT (a size: 3840MiB, 3.75GiB, 123B); with\n"
     "                                                    --timeline, a CSV of every MS milliseconds\n"
     "  deepum --version\n"
     "\n"
@@ -59,7 +62,7 @@ std::string find_library() {
 }
 
 ConfigLoad load_effective_config() {
-  return deepum::config::load_config([](const char* name) { return std::getenv(name); });
+  return deepum::config::load_process_config(deepum::config::this_process_environment());
 }
 
 // Applies --config FILE by exporting DEEPUM_CONFIG, so the library reads the same file.
@@ -80,19 +83,26 @@ bool take_config_option(std::vector<std::string>& args) {
   return true;
 }
 
-int show_config() {
+int show_config(const std::vector<std::string>& args) {
+  const std::string form = args.empty() ? "" : args[0];
+  if (args.size() > 1 || (form != "" && form != "--json" && form != "--markdown")) {
+    std::fprintf(stderr, "deepum: config [--config FILE] [--json | --markdown]\n");
+    return 2;
+  }
+  if (form == "--markdown") {
+    std::fputs(deepum::config::keys_markdown_table().c_str(), stdout);
+    return 0;
+  }
   const ConfigLoad load = load_effective_config();
+  if (form == "--json") {
+    std::fputs(deepum::config::render_json(load).c_str(), stdout);
+    return load.ok() ? 0 : 2;
+  }
   if (!load.ok()) {
     std::fprintf(stderr, "%s\n", load.error.c_str());
     return 2;
   }
-  std::printf("effective configuration (%s):\n", load.origin.c_str());
-  for (const deepum::config::KeySpec& key : deepum::config::config_keys()) {
-    std::printf("  %-28s %s\n", std::string(key.name).c_str(),
-                deepum::config::key_value_text(key, load.config).c_str());
-  }
-  std::printf("\n");
-  std::printf("%s", deepum::config::keys_markdown_table().c_str());
+  std::fputs(deepum::config::render_text(load).c_str(), stdout);
   return 0;
 }
 
@@ -239,7 +249,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (!take_config_option(args)) return 2;
   if (command == "run") return run(args);
-  if (command == "config") return show_config();
+  if (command == "config") return show_config(args);
   if (command == "trace") return trace_command(args);
   std::fprintf(stderr, "deepum: unknown command \"%s\"\n\n%s", command.c_str(), kUsage);
   return 2;

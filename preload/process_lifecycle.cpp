@@ -17,7 +17,8 @@ namespace {
 void switch_off_expandable_segments() {
   static constexpr const char* kVariables[] = {"PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"};
   for (const char* variable : kVariables) {
-    const char* value = std::getenv(variable);
+    // secure_getenv: a secure-execution process reads no configuration, PyTorch's included.
+    const char* value = secure_getenv(variable);
     if (value == nullptr) continue;
     std::optional<std::string> rewritten = core::without_expandable_segments(value);
     if (!rewritten) continue;
@@ -29,9 +30,7 @@ void switch_off_expandable_segments() {
     } else {
       setenv(variable, rewritten->c_str(), 1);
     }
-    core::logger().info(
-        "{}=\"{}\": expandable_segments switched off (its cuMemCreate memory cannot be managed)", variable,
-        original);
+    core::logger().info("{}", core::expandable_segments_notice(variable, original));
   }
 }
 

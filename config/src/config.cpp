@@ -5,24 +5,22 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <cstdio>
 #include <functional>
 #include <limits>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "deepum/config/file_read.hpp"
 #include "deepum/config/keys.hpp"
+#include "deepum/config/printable.hpp"
 #include "size_syntax.hpp"
 #include "text.hpp"
 
@@ -105,13 +103,10 @@ struct ValueType<SizeSpec> {
     return parse(text, key, expected);
   }
 
-  // A JSON size is a string or a whole number of bytes.
+  // A JSON size is a string. An integer is read as the same digits in the environment would be:
+  // refused for want of a unit, or 0 where the key gives zero a meaning.
   static std::optional<SizeSpec> from_json(const Json& value, const KeySpec& key, std::string& expected) {
     if (value.is_string()) return parse(value.get_ref<const std::string&>(), key, expected);
-    if (value.is_number_unsigned() && value.get<std::uint64_t>() > 0) {
-      return SizeSpec::of_bytes(value.get<std::uint64_t>());
-    }
-    // Zero or negative: parse_size says why (or takes zero, where the key gives it a meaning).
     if (value.is_number_integer()) return parse(value.dump(), key, expected);
     expected = with_zero(std::string(kExpectedSize), key);
     return std::nullopt;
@@ -298,21 +293,6 @@ std::vector<std::string_view> section_members(std::span<const KeySpec> keys, std
   return members;
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t substitution = diagonal + (ascii_lower(a[i - 1]) == ascii_lower(b[j - 1]) ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
-    }
-  }
-  return row[b.size()];
-}
-
 std::string unknown_key_message(std::string_view name, std::span<const KeySpec> keys) {
   const std::string message = "unknown key \"" + std::string(name) + "\"";
   std::vector<std::string_view> key_names;
@@ -325,35 +305,31 @@ std::string unknown_key_message(std::string_view name, std::span<const KeySpec> 
     }
     candidates.push_back(key.name);
   }
-  std::string_view closest;
-  std::size_t closest_distance = 0;
-  for (std::string_view known : candidates) {
-    const std::size_t distance = edit_distance(name, known);
-    if (closest.empty() || distance < closest_distance) {
-      closest = known;
-      closest_distance = distance;
-    }
-  }
-  if (!closest.empty() && closest_distance <= std::max<std::size_t>(2, closest.size() / 3)) {
-    return message + " (did you mean \"" + std::string(closest) + "\"?)";
-  }
+  const std::string_view closest = closest_name(name, candidates);
+  if (!closest.empty()) return message + " (did you mean \"" + std::string(closest) + "\"?)";
   return message + " (the keys are " + join(key_names) + ")";
 }
 
-// A value as it appears in a message, cut short if long.
-std::string brief_json(const Json& value) {
+// Text as it appears in a message, cut short if long.
+std::string brief(std::string_view text) {
   constexpr std::size_t kMaxLength = 60;
-  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() <= kMaxLength) return text;
+  if (text.size() <= kMaxLength) return std::string(text);
   std::size_t cut = kMaxLength;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
-  return text.substr(0, cut) + "...";
+  return std::string(text.substr(0, cut)) + "...";
+}
+
+// A JSON value as it appears in a message, cut short if long.
+std::string brief_json(const Json& value) {
+  return brief(value.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 // Applies the members of JSON object `object`, which sits at section `section` ("" for the top
-// level). Returns the error, less the "deepum: config <file>: " prefix.
+// level), and lists the keys set in `set`. Returns the error, less the "deepum: config <file>: "
+// prefix.
 std::optional<std::string> apply_json_section(const Json& object, const std::string& section,
-                                              std::span<const KeySpec> keys, Config& config) {
+                                              std::span<const KeySpec> keys, Config& config,
+                                              std::vector<std::string>& set) {
   for (const auto& item : object.items()) {
     const Json& value = item.value();
     const std::string name = section.empty() ? item.key() : section + "." + item.key();
@@ -364,6 +340,7 @@ std::optional<std::string> apply_json_section(const Json& object, const std::str
       if (auto expected = store(*key, config, read)) {
         return "key \"" + name + "\": " + *expected + ", got " + brief_json(value);
       }
+      set.push_back(name);
       continue;
     }
     const std::vector<std::string_view> members = section_members(keys, name);
@@ -372,7 +349,7 @@ std::optional<std::string> apply_json_section(const Json& object, const std::str
       return "key \"" + name + "\": expected an object with the keys " + join(members) + ", got " +
              brief_json(value);
     }
-    if (auto error = apply_json_section(value, name, keys, config)) return error;
+    if (auto error = apply_json_section(value, name, keys, config, set)) return error;
   }
   return std::nullopt;
 }
@@ -393,7 +370,8 @@ std::string line_and_column(std::string_view text, std::size_t byte) {
 
 // Applies a JSON file's text. Returns the whole error message.
 std::optional<std::string> apply_json_text(std::string_view text, std::string_view file_name,
-                                           std::span<const KeySpec> keys, Config& config) {
+                                           std::span<const KeySpec> keys, Config& config,
+                                           std::vector<std::string>& set) {
   const std::string where = "deepum: config " + std::string(file_name);
   Json document;
   try {
@@ -409,13 +387,14 @@ std::optional<std::string> apply_json_text(std::string_view text, std::string_vi
     return where + ": the top level must be a JSON object such as {\"alloc_limit\": \"8GiB\"}, got " +
            brief_json(document);
   }
-  if (auto error = apply_json_section(document, "", keys, config)) return where + ": " + *error;
+  if (auto error = apply_json_section(document, "", keys, config, set)) return where + ": " + *error;
   return std::nullopt;
 }
 
-// Applies every DEEPUM_<KEY> that is set and lists them in `used`. Returns the whole error message.
+// Applies every DEEPUM_<KEY> that is set and lists those keys in `used`. Returns the whole error
+// message.
 std::optional<std::string> apply_env(const EnvLookup& env, std::span<const KeySpec> keys, Config& config,
-                                     std::vector<std::string>& used) {
+                                     std::vector<const KeySpec*>& used) {
   for (const KeySpec& key : keys) {
     const std::string var = env_var_name(key.name);
     const char* text = env(var.c_str());
@@ -424,9 +403,9 @@ std::optional<std::string> apply_env(const EnvLookup& env, std::span<const KeySp
       return type.from_text(text, key, expected);
     };
     if (auto expected = store(key, config, read)) {
-      return "deepum: environment " + var + "=\"" + text + "\": " + *expected;
+      return "deepum: environment " + var + "=\"" + brief(text) + "\": " + *expected;
     }
-    used.push_back(var);
+    used.push_back(&key);
   }
   return std::nullopt;
 }
@@ -436,9 +415,10 @@ struct JsonFile {
   std::string_view text;
 };
 
-ConfigLoad failed(std::string message) {
+// A load that failed: the defaults, and one message, on one line whatever the values held.
+ConfigLoad failed(const std::string& message) {
   ConfigLoad result;
-  result.error = std::move(message);
+  result.error = printable(message);
   result.origin = "defaults";
   return result;
 }
@@ -447,37 +427,20 @@ ConfigLoad load(const std::optional<JsonFile>& file, const EnvLookup& env, std::
   ConfigLoad result;
   result.origin = "defaults";
   if (file) {
-    if (auto error = apply_json_text(file->text, file->name, keys, result.config)) {
-      return failed(std::move(*error));
-    }
-    result.origin += " + " + std::string(file->name);
+    std::vector<std::string> set;
+    if (auto error = apply_json_text(file->text, file->name, keys, result.config, set)) return failed(*error);
+    for (std::string& name : set) result.set_keys[std::move(name)] = {Origin::file, std::string(file->name)};
+    result.origin += " + " + printable(file->name);
   }
-  std::vector<std::string> env_used;
-  if (auto error = apply_env(env, keys, result.config, env_used)) return failed(std::move(*error));
-  if (!env_used.empty()) {
-    result.origin += " + env (";
-    for (std::size_t i = 0; i < env_used.size(); ++i) result.origin += (i == 0 ? "" : ", ") + env_used[i];
-    result.origin += ")";
+  std::vector<const KeySpec*> env_used;
+  if (auto error = apply_env(env, keys, result.config, env_used)) return failed(*error);
+  for (std::size_t i = 0; i < env_used.size(); ++i) {
+    const std::string var = env_var_name(env_used[i]->name);
+    result.set_keys[std::string(env_used[i]->name)] = {Origin::environment, var};
+    result.origin += (i == 0 ? " + env (" : ", ") + var;
   }
+  if (!env_used.empty()) result.origin += ")";
   return result;
-}
-
-// The file's contents, or nullopt with the system's reason in `error`.
-std::optional<std::string> read_file(const char* path, std::string& error) {
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path, "rb"), &std::fclose);
-  if (!file) {
-    error = std::generic_category().message(errno);
-    return std::nullopt;
-  }
-  std::string text;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), file.get())) > 0) text.append(buffer.data(), n);
-  if (std::ferror(file.get()) != 0) {
-    error = std::generic_category().message(errno);
-    return std::nullopt;
-  }
-  return text;
 }
 
 // The load to fall back on when something unexpected (allocation, a throwing EnvLookup) fails.
@@ -549,6 +512,11 @@ std::string_view remote_access_name(RemoteAccess mode) {
   return "unknown";
 }
 
+KeyOrigin ConfigLoad::origin_of(std::string_view key) const {
+  const auto found = set_keys.find(key);
+  return found == set_keys.end() ? KeyOrigin{} : found->second;
+}
+
 std::string key_value_text(const KeySpec& key, const Config& config) {
   try {
     Config copy = config;  // the accessors take a Config&
@@ -574,7 +542,7 @@ ConfigLoad load_config(const EnvLookup& env, std::span<const KeySpec> keys) {
     const char* path = env(kConfigEnvVar);
     if (path == nullptr || *path == '\0') return load(std::nullopt, env, keys);
     std::string read_error;
-    const std::optional<std::string> text = read_file(path, read_error);
+    const std::optional<std::string> text = read_regular_file(path, kMaxConfigFileBytes, read_error);
     if (!text) {
       return failed("deepum: config " + std::string(path) + ": cannot read the file named by " +
                     kConfigEnvVar + " (" + read_error + ")");

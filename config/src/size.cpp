@@ -1,4 +1,6 @@
-// Size values: "8GiB", "1.5GiB", "4GB", "123", "50%" (and "0" where a key gives zero a meaning).
+// Size values: "8GiB", "1.5GiB", "4GB", "123B", "50%" (and "0" where a key gives zero a meaning). A
+// number without a unit is refused: "200" for an allocation limit is far more likely a slip than 200
+// bytes.
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -27,9 +29,8 @@ struct Unit {
   std::uint64_t bytes;
 };
 
-// The trailing "B" is optional: "8Gi" is 8GiB, "8G" is 8GB.
+// The trailing "B" is optional: "8Gi" is 8GiB, "8G" is 8GB. Bytes need their "B".
 constexpr std::array kUnits{
-    Unit{"", 1},
     Unit{"b", 1},
     Unit{"k", 1'000},
     Unit{"kb", 1'000},
@@ -67,9 +68,22 @@ std::size_t count_digits(std::string_view text) {
   return n;
 }
 
-// `reason` is set to a static "expected ..." phrase on failure. With `allow_zero`, a size of
-// exactly zero bytes ("0", "0.0GiB") is SizeSpec::of_bytes(0); one that only rounds to zero is not.
-std::optional<SizeSpec> parse_size_checked(std::string_view text, std::string_view& reason, bool allow_zero) {
+// Whether `number` (digits, maybe a fraction) is zero: "0", "000", "0.00".
+bool is_zero(std::string_view number) { return number.find_first_not_of("0.") == std::string_view::npos; }
+
+// The reason for a number written without a unit, with the forms to write instead.
+std::string missing_unit_reason(std::string_view number) {
+  if (is_zero(number)) return "expected a size greater than zero";
+  const std::string written(number);
+  std::string reason =
+      "expected a unit after the number, such as \"" + written + "MiB\" or \"" + written + "GiB\"";
+  if (written.find('.') == std::string::npos) reason += " (\"" + written + "B\" for bytes)";
+  return reason;
+}
+
+// `reason` is set to an "expected ..." phrase on failure. With `allow_zero`, a size of exactly zero
+// bytes ("0", "0.0GiB") is SizeSpec::of_bytes(0); one that only rounds to zero is not.
+std::optional<SizeSpec> parse_size_checked(std::string_view text, std::string& reason, bool allow_zero) {
   reason = kExpectedSize;
   text = trim(text);
   if (!text.empty() && text.front() == '-') {
@@ -101,11 +115,16 @@ std::optional<SizeSpec> parse_size_checked(std::string_view text, std::string_vi
     return SizeSpec::of_percent(percent);
   }
 
+  if (unit.empty()) {
+    if (allow_zero && is_zero(number)) return SizeSpec::of_bytes(0);  // zero is zero in any unit
+    reason = missing_unit_reason(number);
+    return std::nullopt;
+  }
   const std::optional<std::uint64_t> multiplier = unit_bytes(unit);
   if (!multiplier) return std::nullopt;
 
   constexpr Uint128 kLimit = Uint128{std::numeric_limits<std::uint64_t>::max()};
-  const std::string_view too_large = "expected a size below 16EiB (2^64 bytes)";
+  constexpr std::string_view too_large = "expected a size below 16EiB (2^64 bytes)";
   Uint128 whole = 0;
   for (char digit : number.substr(0, whole_digits)) {
     whole = whole * 10 + static_cast<unsigned>(digit - '0');
@@ -173,11 +192,11 @@ std::string SizeSpec::to_string() const {
           std::to_chars(digits.data(), digits.data() + digits.size(), percent_, std::chars_format::fixed);
       return std::string(digits.data(), end) + "%";
     }
+    if (bytes_ == 0) return "0";  // only where a key gives zero a meaning, which takes it bare
     for (const Unit& unit : kBinaryUnits) {
-      if (bytes_ != 0 && bytes_ % unit.bytes == 0)
-        return std::to_string(bytes_ / unit.bytes) + std::string(unit.name);
+      if (bytes_ % unit.bytes == 0) return std::to_string(bytes_ / unit.bytes) + std::string(unit.name);
     }
-    return std::to_string(bytes_);
+    return std::to_string(bytes_) + "B";
   } catch (...) {
     return {};  // only allocation can fail here
   }
@@ -187,7 +206,7 @@ namespace {
 
 std::optional<SizeSpec> parse_size_reporting(std::string_view text, std::string* why, bool allow_zero) {
   try {
-    std::string_view reason;
+    std::string reason;
     std::optional<SizeSpec> spec = parse_size_checked(text, reason, allow_zero);
     if (!spec && why != nullptr) *why = reason;
     return spec;

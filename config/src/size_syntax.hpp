@@ -11,7 +11,7 @@
 namespace deepum::config {
 
 inline constexpr std::string_view kExpectedSize =
-    R"(expected a size such as "8GiB", "512MiB", 1073741824 or "50%")";
+    R"(expected a size such as "8GiB", "512MiB", "1073741824B" or "50%")";
 
 // parse_size, but a size of zero ("0", "0GiB"; not "0%") is accepted as SizeSpec::of_bytes(0), for
 // keys where 0 stands for something (KeySpec::zero_means).

@@ -1,11 +1,16 @@
 #include "deepum/core/session.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
+#include <algorithm>
+#include <array>
+#include <cerrno>
 #include <optional>
 #include <sstream>
+
+#include "deepum/config/printable.hpp"
+#include "deepum/core/output_file.hpp"
 
 namespace deepum::core {
 
@@ -26,12 +31,19 @@ Session& Session::instance() {
 Session* Session::if_created() { return g_session.load(std::memory_order_acquire); }
 
 Session::Session()
-    : load_(config::load_config([](const char* name) { return std::getenv(name); })),
+    : load_(config::load_process_config(config::this_process_environment())),
       allocations_(load_.config, stats_, registry_) {
   configure_logging(load_.config);
   if (!load_.ok()) {
     logger().error("{}", load_.error);
     logger().error("configuration rejected: deepum passes every call through untouched");
+    return;
+  }
+  for (const std::string& warning : load_.warnings) logger().warn("{}", warning);
+  if (load_.secure_execution) {
+    logger().info(
+        "secure-execution process (set-user-ID, set-group-ID or file capabilities): no configuration "
+        "read, passing every call through");
     return;
   }
   active_ = load_.config.enabled;
@@ -48,14 +60,21 @@ bool Session::first_time(OnceNotice notice) {
 }
 
 std::string process_command_line() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::string out;
-  for (char c : raw) out += c == '\0' ? ' ' : c;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
   constexpr std::size_t kMax = 120;
+  // Only what is shown is read: a command line can be megabytes long.
+  std::array<char, kMax + 1> raw{};
+  ssize_t n = -1;
+  if (const int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC); fd >= 0) {
+    do {
+      n = ::read(fd, raw.data(), raw.size());
+    } while (n < 0 && errno == EINTR);
+    ::close(fd);
+  }
+  std::string out(raw.data(), n > 0 ? static_cast<std::size_t>(n) : 0);
+  std::replace(out.begin(), out.end(), '\0', ' ');
+  while (!out.empty() && out.back() == ' ') out.pop_back();
   if (out.size() > kMax) out = out.substr(0, kMax - 3) + "...";
-  return out;
+  return config::printable(out);
 }
 
 void Session::write_exit_report() {
@@ -79,9 +98,13 @@ void Session::write_exit_report() {
     for (std::string line; std::getline(lines, line);) logger().info("{}", line);
   }
   if (!load_.config.stats_file.empty()) {
-    std::ofstream out(load_.config.stats_file, std::ios::trunc);
-    out << render_json(snapshot, process, load_.origin, tracing ? &*tracing : nullptr, tracing_status);
-    if (!out) logger().warn("cannot write stats_file \"{}\"", load_.config.stats_file);
+    const std::string path = expand_process_id(load_.config.stats_file, static_cast<long>(getpid()));
+    std::string error;
+    if (!write_output_file(
+            path, render_json(snapshot, process, load_.origin, tracing ? &*tracing : nullptr, tracing_status),
+            error)) {
+      logger().warn("cannot write stats_file \"{}\" ({})", path, error);
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <set>
 
+#include "deepum/core/output_file.hpp"
 #include "deepum/core/statistics.hpp"
 
 namespace deepum::core {
@@ -163,10 +164,17 @@ bool BufferedOutput::open(const std::string& path) noexcept {
   } catch (...) {
     return fail("out of memory");
   }
-  file_ = std::fopen(path.c_str(), "wbe");  // "e": close-on-exec, the program's children don't inherit it
+  // No link followed, a regular file only, 0600, close-on-exec: see output_file.hpp.
+  std::string why;
+  const int fd = open_output_file(path, WriteMode::truncate, why);
+  file_ = fd < 0 ? nullptr : fdopen(fd, "wb");
   if (file_ == nullptr) {
+    if (fd >= 0) {
+      why = errno_text();
+      ::close(fd);
+    }
     try {
-      return fail(fmt::format("cannot open {} for writing: {}", path, errno_text()));
+      return fail(fmt::format("cannot open {} for writing: {}", path, why));
     } catch (...) {
       return fail("cannot open the output file");
     }

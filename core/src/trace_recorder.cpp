@@ -2,19 +2,6 @@
 
 namespace deepum::core {
 
-std::string expand_process_id(const std::string& pattern, long pid) {
-  std::string out;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
-      out += std::to_string(pid);
-      ++i;
-    } else {
-      out += pattern[i];
-    }
-  }
-  return out;
-}
-
 std::string TraceRecorder::open(const std::string& prefix, const TraceMetadata& metadata) {
   compact_path_ = prefix + ".dtrace";
   perfetto_path_ = prefix + ".perfetto.json";

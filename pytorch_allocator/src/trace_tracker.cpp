@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <cstring>
-#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 
+#include "deepum/config/file_read.hpp"
 #include "deepum/pytorch_allocator/elf_symbols.hpp"
 
 namespace deepum::pytorch_allocator {
@@ -47,8 +49,13 @@ using Tracker = std::function<void(const OpaqueTraceEntry&)>;
 using AttachFn = void (*)(void* self, Tracker* tracker);
 
 std::string read_torch_version(const std::string& library_path) {
+  constexpr std::size_t kMaxVersionFileBytes = 64 * 1024;  // PyTorch's is a few hundred bytes
   const std::string dir = library_path.substr(0, library_path.rfind('/'));
-  std::ifstream file(dir + "/../version.py");
+  std::string error;
+  const std::optional<std::string> text =
+      config::read_regular_file(dir + "/../version.py", kMaxVersionFileBytes, error);
+  if (!text) return {};
+  std::istringstream file(*text);
   std::string line;
   while (std::getline(file, line)) {
     if (line.rfind("__version__", 0) != 0) continue;

@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 "$python" "$@" --json "$work/native.json" >"$work/native.log" 2>&1 || { cat "$work/native.log"; exit 1; }
 limit=$("$python" -c "import json; print(json.load(open('$work/native.json'))['peak_reserved_bytes'] // 2)")
 echo "native footprint halved: resident limit $limit bytes"
-DEEPUM_RESIDENT_LIMIT=$limit LD_PRELOAD="$lib" "$python" "$@" --json "$work/deepum.json" 2>&1 | tee "$work/deepum.log"
+DEEPUM_RESIDENT_LIMIT=${limit}B LD_PRELOAD="$lib" "$python" "$@" --json "$work/deepum.json" 2>&1 | tee "$work/deepum.log"
 "$python" - "$work/native.json" "$work/deepum.json" <<'PY'
 import json, sys
 native, deepum = (json.load(open(path)) for path in sys.argv[1:3])

@@ -1,6 +1,7 @@
 // Loading the configuration: defaults, the DEEPUM_CONFIG file, DEEPUM_<KEY> variables, their
 // precedence, every kind of error message, and the key table that drives them.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -16,6 +17,7 @@
 
 #include "deepum/config/config.hpp"
 #include "deepum/config/keys.hpp"
+#include "temp_directory.hpp"
 
 namespace {
 
@@ -218,11 +220,25 @@ TEST_CASE("a file may set some keys; the rest keep their defaults") {
   CHECK(load_text("{}").ok());
 }
 
-TEST_CASE("a JSON size may be a whole number of bytes") {
-  const ConfigLoad load = load_text(R"({"alloc_limit": 1073741824, "resident_limit": 18446744073709551615})");
+TEST_CASE("a JSON size is a string with a unit; bytes are written with a B") {
+  const ConfigLoad load =
+      load_text(R"({"alloc_limit": "1073741824B", "resident_limit": "18446744073709551615B"})");
   REQUIRE_MESSAGE(load.ok(), load.error);
   CHECK(load.config.alloc_limit == SizeSpec::of_bytes(kGiB));
   CHECK(load.config.resident_limit == SizeSpec::of_bytes(UINT64_MAX));
+  // A JSON number has no unit, so it is refused as the same digits in the environment are.
+  check_failed(
+      load_text(R"({"alloc_limit": 1073741824})"),
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a unit after the number, such as "1073741824MiB" or "1073741824GiB" ("1073741824B" for bytes), got 1073741824)");
+}
+
+TEST_CASE("a size without a unit in the environment is refused, not taken as bytes") {
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_ALLOC_LIMIT", "200"}}.lookup()),
+      R"(deepum: environment DEEPUM_ALLOC_LIMIT="200": expected a unit after the number, such as "200MiB" or "200GiB" ("200B" for bytes))");
+  const ConfigLoad bytes = cfg::load_config(FakeEnv{{"DEEPUM_ALLOC_LIMIT", "200B"}}.lookup());
+  REQUIRE_MESSAGE(bytes.ok(), bytes.error);
+  CHECK(bytes.config.alloc_limit == SizeSpec::of_bytes(200));
 }
 
 TEST_CASE("environment variables alone set every key") {
@@ -335,7 +351,7 @@ TEST_CASE("a bad environment value names the variable, the value and what was ex
       R"(deepum: environment DEEPUM_LOG_LEVEL="loud": expected one of trace, debug, info, warn, error, off)");
   check_failed(
       cfg::load_config(FakeEnv{{"DEEPUM_ALLOC_LIMIT", "lots"}}.lookup()),
-      R"(deepum: environment DEEPUM_ALLOC_LIMIT="lots": expected a size such as "8GiB", "512MiB", 1073741824 or "50%")");
+      R"(deepum: environment DEEPUM_ALLOC_LIMIT="lots": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%")");
   check_failed(cfg::load_config(FakeEnv{{"DEEPUM_RESIDENT_LIMIT", "0"}}.lookup()),
                R"(deepum: environment DEEPUM_RESIDENT_LIMIT="0": expected a size greater than zero)");
   check_failed(
@@ -350,7 +366,7 @@ TEST_CASE("a bad environment value after a good file still leaves the defaults")
   const TempFile file(kEveryKeyJson);
   check_failed(
       cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", file.path()}, {"DEEPUM_ALLOC_LIMIT", "lots"}}.lookup()),
-      R"(deepum: environment DEEPUM_ALLOC_LIMIT="lots": expected a size such as "8GiB", "512MiB", 1073741824 or "50%")");
+      R"(deepum: environment DEEPUM_ALLOC_LIMIT="lots": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%")");
 }
 
 TEST_CASE("a missing or unreadable DEEPUM_CONFIG file names the file and the reason") {
@@ -359,9 +375,83 @@ TEST_CASE("a missing or unreadable DEEPUM_CONFIG file names the file and the rea
       "deepum: config /nonexistent/deepum.json: cannot read the file named by DEEPUM_CONFIG (No such "
       "file or directory)");
   const std::string directory = std::filesystem::temp_directory_path().string();
+  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", directory}}.lookup()),
+               "deepum: config " + directory +
+                   ": cannot read the file named by DEEPUM_CONFIG (a directory, not a regular file)");
+}
+
+TEST_CASE("DEEPUM_CONFIG must name a regular file of at most 1 MiB; it is never read without bound") {
+  const TempDirectory directory;
+  const auto error_for = [](const std::string& path) {
+    return cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", path}}.lookup());
+  };
+  // A FIFO would block the program in deepum's constructor until someone wrote to it.
+  const std::string fifo = directory / "config.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  check_failed(error_for(fifo),
+               "deepum: config " + fifo +
+                   ": cannot read the file named by DEEPUM_CONFIG (a FIFO, not a regular file)");
+  // /dev/zero would be read until memory ran out.
   check_failed(
-      cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", directory}}.lookup()),
-      "deepum: config " + directory + ": cannot read the file named by DEEPUM_CONFIG (Is a directory)");
+      error_for("/dev/zero"),
+      "deepum: config /dev/zero: cannot read the file named by DEEPUM_CONFIG (a character device, not a "
+      "regular file)");
+  const std::string large = directory / "large.json";
+  std::ofstream(large) << "{}" << std::string(cfg::kMaxConfigFileBytes - 1, ' ');
+  check_failed(error_for(large),
+               "deepum: config " + large +
+                   ": cannot read the file named by DEEPUM_CONFIG (1048577 bytes, more than the "
+                   "1048576 a file may hold here)");
+  const std::string largest = directory / "largest.json";
+  std::ofstream(largest) << "{}" << std::string(cfg::kMaxConfigFileBytes - 2, ' ');
+  CHECK(error_for(largest).ok());
+}
+
+TEST_CASE("DEEPUM_CONFIG may name a symbolic link to a configuration file") {
+  // Reading through a link changes nothing; a secure-execution process reads no configuration at all.
+  const TempDirectory directory;
+  const std::string target = directory / "deepum.json";
+  std::ofstream(target) << R"({"alloc_limit": "8GiB"})";
+  const std::string link = directory / "link.json";
+  REQUIRE(symlink(target.c_str(), link.c_str()) == 0);
+  const ConfigLoad load = cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", link}}.lookup());
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  CHECK(load.config.alloc_limit == SizeSpec::of_bytes(8 * kGiB));
+}
+
+TEST_CASE("each key records where its value came from") {
+  const TempFile file(R"({"alloc_limit": "8GiB", "log_level": "warn", "prefetch": {"rows": 512}})");
+  const FakeEnv env{
+      {"DEEPUM_CONFIG", file.path()}, {"DEEPUM_ALLOC_LIMIT", "16GiB"}, {"DEEPUM_SUMMARY", "true"}};
+  const ConfigLoad load = cfg::load_config(env.lookup());
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  CHECK(load.origin_of("alloc_limit").origin == cfg::Origin::environment);
+  CHECK(load.origin_of("alloc_limit").where == "DEEPUM_ALLOC_LIMIT");
+  CHECK(load.origin_of("log_level").origin == cfg::Origin::file);
+  CHECK(load.origin_of("log_level").where == file.path());
+  CHECK(load.origin_of("prefetch.rows").origin == cfg::Origin::file);
+  CHECK(load.origin_of("summary").origin == cfg::Origin::environment);  // set, though to its default
+  CHECK(load.origin_of("tracing").origin == cfg::Origin::default_value);
+  CHECK(load.origin_of("tracing").where.empty());
+  CHECK(load.set_keys.size() == 4);
+  // A failed load runs on the defaults, so nothing came from anywhere else.
+  CHECK(cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", file.path()}, {"DEEPUM_TRACING", "x"}}.lookup())
+            .set_keys.empty());
+}
+
+TEST_CASE("an error message is one line, whatever the value held") {
+  check_failed(
+      cfg::load_config(FakeEnv{{"DEEPUM_LOG_LEVEL", "info\n[deepum 1 error] forged"}}.lookup()),
+      R"(deepum: environment DEEPUM_LOG_LEVEL="info\n[deepum 1 error] forged": expected one of trace, )"
+      R"(debug, info, warn, error, off)");
+  const std::string long_value(500, 'x');
+  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_TRACING", long_value}}.lookup()),
+               "deepum: environment DEEPUM_TRACING=\"" + std::string(60, 'x') +
+                   "...\": expected one of off, launches, kernels, full");
+  const ConfigLoad file_error =
+      cfg::load_config(FakeEnv{{"DEEPUM_CONFIG", "/nonexistent/a\x1b[2Jb.json"}}.lookup());
+  CHECK(file_error.error.find('\x1b') == std::string::npos);
+  CHECK(file_error.error.find("a\\x1b[2Jb.json") != std::string::npos);
 }
 
 TEST_CASE("a JSON syntax error gives the file, line and column") {
@@ -447,16 +537,16 @@ TEST_CASE("the prefetch section is read from the file and from DEEPUM_PREFETCH_*
 TEST_CASE("a value of the wrong type names the key, the value and what was expected") {
   check_failed(
       load_text(R"({"alloc_limit": "lots"})"),
-      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got "lots")");
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%", got "lots")");
   check_failed(
       load_text(R"({"alloc_limit": true})"),
-      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got true)");
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%", got true)");
   check_failed(
       load_text(R"({"alloc_limit": 1.5})"),
-      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got 1.5)");
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%", got 1.5)");
   check_failed(
       load_text(R"({"alloc_limit": {"bytes": 5}})"),
-      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got {"bytes":5})");
+      R"(deepum: config /tmp/x.json: key "alloc_limit": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%", got {"bytes":5})");
   check_failed(
       load_text(R"({"alloc_limit": -5})"),
       R"(deepum: config /tmp/x.json: key "alloc_limit": expected a positive size, not a negative one, got -5)");
@@ -507,9 +597,9 @@ TEST_CASE("swap_store_limit takes a size, or 0 for automatic") {
   const ConfigLoad zero_number = load_text(R"({"swap_store_limit": 0})");
   REQUIRE_MESSAGE(zero_number.ok(), zero_number.error);
   CHECK(zero_number.config.swap_store_limit == SizeSpec::of_bytes(0));
-  const ConfigLoad bytes_number = load_text(R"({"swap_store_limit": 1073741824})");
-  REQUIRE_MESSAGE(bytes_number.ok(), bytes_number.error);
-  CHECK(bytes_number.config.swap_store_limit == SizeSpec::of_bytes(kGiB));
+  check_failed(
+      load_text(R"({"swap_store_limit": 1073741824})"),
+      R"(deepum: config /tmp/x.json: key "swap_store_limit": expected a unit after the number, such as "1073741824MiB" or "1073741824GiB" ("1073741824B" for bytes), got 1073741824)");
   // Zero stays refused where a key gives it no meaning.
   check_failed(cfg::load_config(FakeEnv{{"DEEPUM_EVICTION_HEADROOM", "0"}}.lookup()),
                R"(deepum: environment DEEPUM_EVICTION_HEADROOM="0": expected a size greater than zero)");
@@ -518,10 +608,10 @@ TEST_CASE("swap_store_limit takes a size, or 0 for automatic") {
 TEST_CASE("a bad swap_store_limit names the key and what was expected") {
   check_failed(
       cfg::load_config(FakeEnv{{"DEEPUM_SWAP_STORE_LIMIT", "lots"}}.lookup()),
-      R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="lots": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", or 0 (automatic))");
+      R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="lots": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%", or 0 (automatic))");
   check_failed(
       cfg::load_config(FakeEnv{{"DEEPUM_SWAP_STORE_LIMIT", "auto"}}.lookup()),
-      R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="auto": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", or 0 (automatic))");
+      R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="auto": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%", or 0 (automatic))");
   check_failed(
       cfg::load_config(FakeEnv{{"DEEPUM_SWAP_STORE_LIMIT", "-1GiB"}}.lookup()),
       R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="-1GiB": expected a positive size, not a negative one)");
@@ -533,10 +623,10 @@ TEST_CASE("a bad swap_store_limit names the key and what was expected") {
       R"(deepum: environment DEEPUM_SWAP_STORE_LIMIT="0.0001KiB": expected 0 or a size of at least one byte)");
   check_failed(
       load_text(R"({"swap_store_limit": "lots"})"),
-      R"(deepum: config /tmp/x.json: key "swap_store_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", or 0 (automatic), got "lots")");
+      R"(deepum: config /tmp/x.json: key "swap_store_limit": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%", or 0 (automatic), got "lots")");
   check_failed(
       load_text(R"({"swap_store_limit": true})"),
-      R"(deepum: config /tmp/x.json: key "swap_store_limit": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", or 0 (automatic), got true)");
+      R"(deepum: config /tmp/x.json: key "swap_store_limit": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%", or 0 (automatic), got true)");
   check_failed(
       load_text(R"({"swap_store_limit": -5})"),
       R"(deepum: config /tmp/x.json: key "swap_store_limit": expected a positive size, not a negative one, got -5)");
@@ -846,9 +936,12 @@ TEST_CASE("docs/configuration.md documents every key, with the table the code ge
   const std::string docs((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   for (const cfg::KeySpec& key : cfg::config_keys()) {
     CAPTURE(key.name);
-    CHECK(docs.find("`" + std::string(key.name) + "`") != std::string::npos);
+    // Appended, not "`" + name: GCC 12 at -O3 warns falsely (-Wrestrict) on operator+(const char*, string&&).
+    std::string quoted = "`";
+    quoted.append(key.name).append("`");
+    CHECK(docs.find(quoted) != std::string::npos);
   }
-  // Regenerate the table with `deepum config` (or keys_markdown_table()) when a key changes.
+  // Regenerate the table with `deepum config --markdown` (or keys_markdown_table()) when a key changes.
   CHECK_MESSAGE(docs.find(cfg::keys_markdown_table()) != std::string::npos,
                 "docs/configuration.md's keys table differs from keys_markdown_table()");
 }
@@ -895,7 +988,7 @@ TEST_CASE("nested keys come from DEEPUM_SECTION_KEY variables, over the file") {
   CHECK(from_env_only.config.resident_limit == SizeSpec::of_percent(50.0));
   check_failed(
       load_nested("{}", FakeEnv{{"DEEPUM_LIMITS_ALLOC", "lots"}}),
-      R"(deepum: environment DEEPUM_LIMITS_ALLOC="lots": expected a size such as "8GiB", "512MiB", 1073741824 or "50%")");
+      R"(deepum: environment DEEPUM_LIMITS_ALLOC="lots": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%")");
 }
 
 TEST_CASE("nested errors name the dotted key") {
@@ -918,7 +1011,7 @@ TEST_CASE("nested errors name the dotted key") {
       R"(deepum: config /tmp/n.json: key "limits.gpu": expected an object with the keys resident, got "2GiB")");
   check_failed(
       load_nested(R"({"limits": {"alloc": {"x": 1}}})"),
-      R"(deepum: config /tmp/n.json: key "limits.alloc": expected a size such as "8GiB", "512MiB", 1073741824 or "50%", got {"x":1})");
+      R"(deepum: config /tmp/n.json: key "limits.alloc": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%", got {"x":1})");
 }
 
 TEST_CASE("the Markdown table shows nested keys dotted") {

@@ -2,6 +2,7 @@
 // TraceEntry layout lives in this test binary, and attach_block_tracker must find its method
 // through this binary's own symbol table and vtable, hand it a tracker, and decode the entries.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -92,6 +93,15 @@ TEST_CASE("find_symbol reads local symbols from .symtab and says why when it can
   CHECK(find_symbol(this_binary(), "no_such_symbol_anywhere").error.find("no symbol") != std::string::npos);
   CHECK(find_symbol("/nonexistent/lib.so", "x").error.find("cannot read") != std::string::npos);
   CHECK(find_symbol("/etc/hostname", "x").error.find("not a 64-bit ELF") != std::string::npos);
+}
+
+TEST_CASE("find_symbol reads only regular files, and never blocks on a FIFO") {
+  const std::string fifo = "/tmp/deepum_test_elf_fifo." + std::to_string(getpid());
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  const SymbolLookup from_fifo = find_symbol(fifo, "x");
+  unlink(fifo.c_str());
+  CHECK(from_fifo.error == "cannot read " + fifo + ": not a regular file with contents");
+  CHECK(find_symbol("/dev/zero", "x").error == "cannot read /dev/zero: not a regular file with contents");
 }
 
 TEST_CASE("only the PyTorch versions whose trace entries deepum can read are accepted") {

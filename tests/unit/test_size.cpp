@@ -63,14 +63,28 @@ TEST_CASE("decimal units are powers of 1000, with or without the B, in any case"
   CHECK(bytes_of("2t") == 2'000'000'000'000);
 }
 
-TEST_CASE("plain numbers are bytes, with an optional B") {
-  CHECK(bytes_of("123") == 123);
+TEST_CASE("bytes are written with a B") {
   CHECK(bytes_of("123B") == 123);
   CHECK(bytes_of("123b") == 123);
   CHECK(bytes_of("123 B") == 123);
-  CHECK(bytes_of("1") == 1);
-  CHECK(bytes_of("12.0") == 12);
-  CHECK(bytes_of("18446744073709551615") == kMax);
+  CHECK(bytes_of("1B") == 1);
+  CHECK(bytes_of("12.0B") == 12);
+  CHECK(bytes_of("18446744073709551615B") == kMax);
+}
+
+TEST_CASE("a number without a unit is refused, with the forms to write instead") {
+  // "DEEPUM_ALLOC_LIMIT=200" would otherwise be an allocation limit of 200 bytes.
+  CHECK(rejection("200") ==
+        R"(expected a unit after the number, such as "200MiB" or "200GiB" ("200B" for bytes))");
+  CHECK(rejection(" 8 ") == R"(expected a unit after the number, such as "8MiB" or "8GiB" ("8B" for bytes))");
+  CHECK(
+      rejection("1073741824") ==
+      R"(expected a unit after the number, such as "1073741824MiB" or "1073741824GiB" ("1073741824B" for bytes))");
+  CHECK(rejection("1.5") == R"(expected a unit after the number, such as "1.5MiB" or "1.5GiB")");
+  CHECK(rejection("12.0") == R"(expected a unit after the number, such as "12.0MiB" or "12.0GiB")");
+  CHECK(rejection("18446744073709551615").starts_with("expected a unit after the number"));
+  CHECK(rejection("0") == "expected a size greater than zero");
+  CHECK(rejection("0.0") == "expected a size greater than zero");
 }
 
 TEST_CASE("decimal fractions scale exactly and drop a fraction of a byte") {
@@ -122,7 +136,7 @@ TEST_CASE("garbage is rejected with the general form") {
         "1.", ".5GiB", "1..5GiB", "1.5.5GiB", "1e9",       "1E3KiB",  "nan",    "NaN%",     "inf",
         "+5", "0x10",  "8,5GiB",  "8_000",    "%",         "50%%",    "5 0GiB", "8GiB 8GiB"}) {
     CAPTURE(text);
-    CHECK(rejection(text) == R"(expected a size such as "8GiB", "512MiB", 1073741824 or "50%")");
+    CHECK(rejection(text) == R"(expected a size such as "8GiB", "512MiB", "1073741824B" or "50%")");
   }
 }
 
@@ -130,19 +144,18 @@ TEST_CASE("rejections say specifically what was wrong") {
   CHECK(rejection("-1") == "expected a positive size, not a negative one");
   CHECK(rejection("-1GiB") == "expected a positive size, not a negative one");
   CHECK(rejection("-50%") == "expected a positive size, not a negative one");
-  CHECK(rejection("0") == "expected a size greater than zero");
   CHECK(rejection("0GiB") == "expected a size greater than zero");
   CHECK(rejection("0.0001B") == "expected a whole number of bytes");
   CHECK(rejection("0.0000000001KiB") == "expected a size greater than zero");
-  CHECK(rejection("12.5") == "expected a whole number of bytes");
-  CHECK(rejection("18446744073709551616") == "expected a size below 16EiB (2^64 bytes)");
-  CHECK(rejection("99999999999999999999999999999") == "expected a size below 16EiB (2^64 bytes)");
+  CHECK(rejection("12.5B") == "expected a whole number of bytes");
+  CHECK(rejection("18446744073709551616B") == "expected a size below 16EiB (2^64 bytes)");
+  CHECK(rejection("99999999999999999999999999999B") == "expected a size below 16EiB (2^64 bytes)");
   CHECK(rejection("16777216TiB") == "expected a size below 16EiB (2^64 bytes)");
   CHECK(rejection("18446744073709551.616KB") == "expected a size below 16EiB (2^64 bytes)");
   CHECK(rejection("0%") == "expected a percentage above 0% and at most 10000%");
   CHECK(rejection("0.0%") == "expected a percentage above 0% and at most 10000%");
   CHECK(rejection("10000.1%") == "expected a percentage above 0% and at most 10000%");
-  CHECK(rejection("1e400%") == R"(expected a size such as "8GiB", "512MiB", 1073741824 or "50%")");
+  CHECK(rejection("1e400%") == R"(expected a size such as "8GiB", "512MiB", "1073741824B" or "50%")");
 }
 
 TEST_CASE("parse_size works without a reason to fill") {
@@ -155,10 +168,11 @@ TEST_CASE("to_string uses the largest binary unit that divides exactly") {
   CHECK(SizeSpec::of_bytes(3 * kGiB / 2).to_string() == "1536MiB");
   CHECK(SizeSpec::of_bytes(kKiB).to_string() == "1KiB");
   CHECK(SizeSpec::of_bytes(5 * kTiB).to_string() == "5TiB");
-  CHECK(SizeSpec::of_bytes(123).to_string() == "123");
+  CHECK(SizeSpec::of_bytes(123).to_string() == "123B");
   CHECK(SizeSpec::of_bytes(1'024'000).to_string() == "1000KiB");
-  CHECK(SizeSpec::of_bytes(1'000'000).to_string() == "1000000");
-  CHECK(SizeSpec::of_bytes(kMax).to_string() == "18446744073709551615");
+  CHECK(SizeSpec::of_bytes(1'000'000).to_string() == "1000000B");
+  CHECK(SizeSpec::of_bytes(kMax).to_string() == "18446744073709551615B");
+  CHECK(SizeSpec::of_bytes(0).to_string() == "0");  // zero, where a key gives it a meaning, is bare
   CHECK(SizeSpec::of_percent(50.0).to_string() == "50%");
   CHECK(SizeSpec::of_percent(12.5).to_string() == "12.5%");
   CHECK(SizeSpec::of_percent(0.001).to_string() == "0.001%");
@@ -184,7 +198,7 @@ TEST_CASE("to_string reads back as the same size") {
     CAPTURE(percent);
     CHECK(parse_size(SizeSpec::of_percent(percent).to_string()) == SizeSpec::of_percent(percent));
   }
-  for (std::string_view text : {"8GiB", "1536MiB", "123", "50%", "12.5%"}) {
+  for (std::string_view text : {"8GiB", "1536MiB", "123B", "50%", "12.5%"}) {
     CHECK(parse_size(text)->to_string() == text);
   }
 }

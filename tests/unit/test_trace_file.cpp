@@ -1,10 +1,12 @@
 // The compact trace file: round trips of every record, metadata, forward compatibility, every
 // class of damage a reader must name, and reading speed.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -490,15 +492,30 @@ TEST_CASE("TraceWriter reports misuse and I/O errors through error(), never by t
     CHECK(writer.error().find("cannot open /nonexistent-deepum-dir/run.trace for writing") == 0);
     CHECK(writer.error().find("No such file or directory") != std::string::npos);
   }
-  SUBCASE("a full disk") {
-    if (!std::filesystem::exists("/dev/full")) return;
+  SUBCASE("a device, which deepum does not write to") {
     TraceWriter writer;
-    REQUIRE(writer.open("/dev/full"));
-    bool all_written = true;
+    CHECK_FALSE(writer.open("/dev/full"));
+    CHECK(writer.error() == "cannot open /dev/full for writing: a character device, not a regular file");
+  }
+  SUBCASE("a write that fails (a file size limit stands in for a full disk)") {
+    TempFile file("full");
+    rlimit saved{};
+    REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    rlimit small = saved;
+    small.rlim_cur = 64 * 1024;
+    const auto saved_handler = std::signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+    TraceWriter writer;
+    const bool opened = writer.open(file.str());
+    bool all_written = opened;
     for (int i = 0; i < 20000 && all_written; ++i) all_written = writer.write(sample_launch(1, 24));
+    const bool finished = writer.finish();
+    setrlimit(RLIMIT_FSIZE, &saved);
+    std::signal(SIGXFSZ, saved_handler);
+    REQUIRE(opened);
     CHECK_FALSE(all_written);  // the first 1 MiB flush fails
-    CHECK_FALSE(writer.finish());
-    CHECK(writer.error() == "writing /dev/full: No space left on device");
+    CHECK_FALSE(finished);
+    CHECK(writer.error() == "writing " + file.str() + ": File too large");
   }
 }
 

@@ -4,9 +4,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace deepum::config {
 
@@ -41,7 +44,7 @@ class SizeSpec {
   double percent() const { return percent_; }
   // Bytes this spec stands for on a device with `device_total_bytes` of memory.
   std::uint64_t resolve(std::uint64_t device_total_bytes) const;
-  // Canonical text form that parse_size reads back: "8GiB", "123", "50%".
+  // Canonical text form that parse_size reads back: "8GiB", "123B", "50%" ("0" for zero bytes).
   std::string to_string() const;
   bool operator==(const SizeSpec&) const = default;
 
@@ -51,8 +54,9 @@ class SizeSpec {
   double percent_ = 0.0;
 };
 
-// Parses "8GiB", "512MiB", "1.5GiB", "4GB" (decimal), "123" (bytes), "50%". On failure returns
-// nullopt and, if `why` is given, says what was expected.
+// Parses "8GiB", "512MiB", "1.5GiB", "4GB" (decimal), "123B" (bytes), "50%". A number without a
+// unit ("200") is refused: as a limit it is far more likely a slip than 200 bytes. On failure
+// returns nullopt and, if `why` is given, says what was expected.
 std::optional<SizeSpec> parse_size(std::string_view text, std::string* why = nullptr);
 
 // The correlation prefetcher (DeepUM's tables and planner); see prefetch/prefetch_options.hpp.
@@ -112,7 +116,8 @@ struct Config {
   // of being faulted in, so that only deepum's own prefetches add to residency.
   RemoteAccess remote_access = RemoteAccess::off;
   TracingLevel tracing = TracingLevel::full;  // what CUPTI watches
-  // Path prefix of the trace files; the library replaces "%p" by the pid. Empty: no trace.
+  // Path prefix of the trace files. Empty: no trace. In every output path ("%p" in trace_file,
+  // log_file, stats_file) the library replaces "%p" by the process id.
   std::string trace_file;
   std::string cupti_library;                // libcupti.so to load; empty: search the usual places
   std::uint32_t trace_flush_ms = 5;         // CUPTI activity flush period, 1..1000 ms
@@ -130,17 +135,59 @@ struct Config {
 // Returns the value of an environment variable, or nullptr. Injected so tests need no real env.
 using EnvLookup = std::function<const char*(const char*)>;
 
+// Where a key's value came from.
+enum class Origin { default_value, file, environment };
+
+struct KeyOrigin {
+  Origin origin = Origin::default_value;
+  std::string where;  // the file's path or the variable's name; empty for a default
+};
+
 struct ConfigLoad {
   Config config;       // the defaults when `error` is set
   std::string error;   // empty on success, else one message naming the file, key or line
   std::string origin;  // where the values came from, e.g. "defaults + /x/deepum.json + env"
+  // The keys the file or the environment set, by name; every other key holds its default.
+  std::map<std::string, KeyOrigin, std::less<>> set_keys;
+  // Said once at start, not fatal: an environment variable named DEEPUM_* that deepum does not read.
+  std::vector<std::string> warnings;
+  // Nothing was read: a secure-execution process (see load_process_config); config.enabled is false.
+  bool secure_execution = false;
+
   bool ok() const { return error.empty(); }
+  KeyOrigin origin_of(std::string_view key) const;
 };
 
-// Reads DEEPUM_CONFIG (a JSON file path) if set, then every DEEPUM_<KEY> variable.
+// Reads DEEPUM_CONFIG (a JSON file path) if set, then every DEEPUM_<KEY> variable. The file must be
+// a regular file of at most kMaxConfigFileBytes; a FIFO, a device or a larger file is an error.
 ConfigLoad load_config(const EnvLookup& env);
 // Same, from JSON text already in memory; `file_name` names it in messages.
 ConfigLoad load_config_text(std::string_view json_text, std::string_view file_name, const EnvLookup& env);
+
+inline constexpr std::size_t kMaxConfigFileBytes = std::size_t{1} << 20;
+
+// What deepum reads of its process at start. Injected so tests need neither a real environment nor
+// a set-user-ID program.
+struct ProcessEnvironment {
+  EnvLookup lookup;                         // secure_getenv in a real process
+  std::vector<std::string> variable_names;  // the names that start with DEEPUM_, for the warnings
+  bool secure_execution = false;            // the kernel's AT_SECURE flag
+};
+
+// This process's: secure_getenv, the DEEPUM_* names in environ, and getauxval(AT_SECURE), which is
+// set for set-user-ID and set-group-ID programs and those with file capabilities.
+ProcessEnvironment this_process_environment() noexcept;
+
+// The configuration of a process. In secure execution deepum reads nothing (neither DEEPUM_CONFIG
+// nor any variable) and disables itself: whoever set the environment of a privileged program must
+// not steer what it writes, loads or allocates. Otherwise load_config(lookup), with one warning for
+// each DEEPUM_* variable deepum does not read.
+ConfigLoad load_process_config(const ProcessEnvironment& process);
+
+// One warning per name in `names` that starts with DEEPUM_ and is neither a key's variable nor
+// another variable the project reads (DEEPUM_CONFIG, DEEPUM_LIBRARY, DEEPUM_PYTHON), naming the
+// closest known variable where one is close.
+std::vector<std::string> unknown_variable_warnings(std::span<const std::string> names);
 
 // The keys table (key, type, default, description) as a Markdown table, for docs and `deepum config`.
 std::string keys_markdown_table();

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "deepum/core/event_recorder.hpp"
+#include "deepum/core/output_file.hpp"  // expand_process_id, for the trace_file prefix
 #include "deepum/core/perfetto_writer.hpp"
 #include "deepum/core/trace_file.hpp"
 
@@ -45,8 +46,5 @@ class TraceRecorder final : public EventRecorder {
   std::string compact_path_;
   std::string perfetto_path_;
 };
-
-// "run-%p" -> "run-12345": each process of a multi-process job gets its own files.
-std::string expand_process_id(const std::string& pattern, long pid);
 
 }  // namespace deepum::core
