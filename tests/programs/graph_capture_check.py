@@ -91,8 +91,8 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("SKIP: no CUDA device")
         return 77
-    if "DEEPUM_TEST_DUMP_AFTER" in os.environ:  # a hang shows every thread's Python stack, then exits
-        faulthandler.dump_traceback_later(float(os.environ["DEEPUM_TEST_DUMP_AFTER"]), exit=True)
+    if "GRAPH_CHECK_DUMP_AFTER" in os.environ:  # a hang shows every thread's Python stack, then exits
+        faulthandler.dump_traceback_later(float(os.environ["GRAPH_CHECK_DUMP_AFTER"]), exit=True)
     torch.use_deterministic_algorithms(True)
     torch.backends.cuda.matmul.allow_tf32 = False
     data = batches(8)
