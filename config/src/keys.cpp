@@ -62,7 +62,7 @@ constexpr std::array kKeys{
             "and at most half of the host's physical memory either way. A percentage is of the GPU's "
             "memory, as for the limits.",
             field<&Config::swap_store_limit>(), std::nullopt, "automatic"},
-    KeySpec{"stream_ordered_eviction_thread", "false",
+    KeySpec{"stream_ordered_eviction_thread", "true",
             "With stream_ordered_eviction: evictions are issued from a thread of deepum's, in a CUDA "
             "context of its own (which takes some GPU memory), not from the program's thread, which the "
             "driver holds for the whole move when nothing is queued ahead of it (about 70 ms per GiB on "

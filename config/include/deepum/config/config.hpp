@@ -108,7 +108,7 @@ struct Config {
   // With it: evictions are issued from a thread of deepum's, in a context of its own (the driver
   // holds the calling thread for a whole move when the move's stream is idle, and other calls in
   // the same context meanwhile).
-  bool stream_ordered_eviction_thread = false;
+  bool stream_ordered_eviction_thread = true;
   // With it: evictions alongside the program at most in flight at once (each a batch of room kept
   // ahead of the launches).
   std::uint32_t stream_ordered_evictions_ahead = 1;
