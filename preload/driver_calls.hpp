@@ -28,6 +28,11 @@ inline RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStre
                                                                          Library::libcuda};
 inline RealFunction<decltype(&::cuStreamIsCapturing)> stream_is_capturing{"cuStreamIsCapturing",
                                                                           Library::libcuda};
+inline RealFunction<decltype(&::cuCtxGetDevice)> ctx_get_device{"cuCtxGetDevice", Library::libcuda};
+
+// The device of the current context: whose allocation limit a driver allocation counts against
+// (0 where no context is current: the driver then refuses the allocation itself).
+int current_device();
 
 // Whether `stream` is being captured into a graph (the legacy stream never is, and asking about it
 // during another thread's capture would itself be an error). An allocation there is the graph's

@@ -47,10 +47,18 @@ std::string query_device_total(std::uint64_t* total_bytes) {
   return {};
 }
 
+int current_device() {
+  CUdevice device = 0;
+  return ctx_get_device.get() != nullptr && ctx_get_device.get()(&device) == CUDA_SUCCESS
+             ? static_cast<int>(device)
+             : 0;
+}
+
 bool capturing(CUstream stream) {
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   return stream != nullptr && stream_is_capturing.get() != nullptr &&
-         (stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE);
+         (stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS ||
+          status != CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
 CUresult free_after_stream(const ManagedRange& range, CUstream stream) {
@@ -123,7 +131,8 @@ template <typename PassThrough>
 CUresult allocate(InterceptedApi api, CUdeviceptr* dptr, size_t bytes, PassThrough&& pass_through) {
   HookScope scope;
   core::Session* session = scope.outermost() && dptr != nullptr && bytes != 0 ? managing_session() : nullptr;
-  if (session == nullptr || !ensure_limits_resolved(*session, driver::query_device_total))
+  const int device = driver::current_device();
+  if (session == nullptr || !ensure_limits_resolved(*session, device, driver::query_device_total))
     return pass_through();
   cuda::start_tracing(*session);  // before the first managed allocation, as CUPTI requires
   driver::reap_deferred_frees();
@@ -136,7 +145,7 @@ CUresult allocate(InterceptedApi api, CUdeviceptr* dptr, size_t bytes, PassThrou
         *out = static_cast<std::uintptr_t>(ptr);
         return r;
       },
-      log_refusal);
+      log_refusal, device);
   if (result == CUDA_SUCCESS) {
     *dptr = static_cast<CUdeviceptr>(base);
     cuda::note_range_allocated(*session, base, bytes);
@@ -255,12 +264,13 @@ DEEPUM_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) 
   HookScope scope;
   auto pass_through = [&] { return real_mem_get_info.get()(free_bytes, total_bytes); };
   deepum::core::Session* session = scope.outermost() ? managing_session() : nullptr;
+  const int device = driver::current_device();
   if (session == nullptr || free_bytes == nullptr || total_bytes == nullptr ||
-      !ensure_limits_resolved(*session, driver::query_device_total)) {
+      !ensure_limits_resolved(*session, device, driver::query_device_total)) {
     return pass_through();
   }
   session->stats().count_call(InterceptedApi::cu_mem_get_info);
-  const deepum::core::DeviceMemoryInfo view = session->allocations().device_view();
+  const deepum::core::DeviceMemoryInfo view = session->allocations().device_view(device);
   *free_bytes = view.free_bytes;
   *total_bytes = view.total_bytes;
   return CUDA_SUCCESS;

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 
 #include "deepum/core/session.hpp"
@@ -21,16 +20,14 @@ inline core::Session* managing_session() noexcept {
   return session.active() ? &session : nullptr;
 }
 
-// Resolves the limits against the device on the first allocation. `query_total(&bytes)` returns
-// an empty string on success or the CUDA error's description; on failure the caller passes the
-// call through so the program gets the real error (no device, no driver) from CUDA itself.
+// Resolves `device`'s limits at its first allocation. `query_total(&bytes)` returns an empty string
+// on success or the CUDA error's description; on failure the caller passes the call through so the
+// program gets the real error (no device, no driver) from CUDA itself. The query runs with no lock
+// held; the first thread to get an answer resolves and says so.
 template <typename QueryTotal>
-bool ensure_limits_resolved(core::Session& session, QueryTotal&& query_total) {
+bool ensure_limits_resolved(core::Session& session, int device, QueryTotal&& query_total) {
   core::AllocationService& allocations = session.allocations();
-  if (allocations.limits_resolved()) return true;
-  static std::mutex resolving;
-  std::lock_guard lock(resolving);
-  if (allocations.limits_resolved()) return true;
+  if (allocations.limits_resolved(device)) return true;
   std::uint64_t total = 0;
   const std::string error = query_total(&total);
   if (!error.empty()) {
@@ -39,12 +36,13 @@ bool ensure_limits_resolved(core::Session& session, QueryTotal&& query_total) {
     }
     return false;
   }
-  allocations.resolve_limits(total);
-  core::logger().info(
-      "managing GPU allocations as unified memory: allocation limit {}, resident limit {} "
-      "(device has {})",
-      core::format_bytes(allocations.alloc_limit_bytes()),
-      core::format_bytes(allocations.resident_limit_bytes()), core::format_bytes(total));
+  if (allocations.resolve_limits_once(device, total)) {
+    core::logger().info(
+        "managing GPU allocations as unified memory on device {}: allocation limit {}, resident limit {} "
+        "(device has {})",
+        device, core::format_bytes(allocations.alloc_limit_bytes(device)),
+        core::format_bytes(allocations.resident_limit_bytes(device)), core::format_bytes(total));
+  }
   return true;
 }
 

@@ -30,6 +30,7 @@ RealFunction<decltype(&::cudaMemGetInfo)> real_mem_get_info{"cudaMemGetInfo", Li
 RealFunction<decltype(&::cudaIpcGetMemHandle)> real_ipc_get_mem_handle{"cudaIpcGetMemHandle",
                                                                        Library::cudart};
 RealFunction<decltype(&::cudaGetErrorName)> real_get_error_name{"cudaGetErrorName", Library::cudart};
+RealFunction<decltype(&::cudaGetDevice)> real_get_device{"cudaGetDevice", Library::cudart};
 using MallocAsyncFn = cudaError_t (*)(void**, size_t, cudaStream_t);
 using FreeAsyncFn = cudaError_t (*)(void*, cudaStream_t);
 RealFunction<MallocAsyncFn> real_malloc_async{"cudaMallocAsync", Library::cudart};
@@ -39,6 +40,13 @@ RealFunction<FreeAsyncFn> real_free_async_ptsz{"cudaFreeAsync_ptsz", Library::cu
 
 // The runtime answers when its library is missing (it cannot be: the program called into it).
 constexpr cudaError_t kNoRuntime = cudaErrorInitializationError;
+
+// The runtime's current device: whose allocation limit a runtime allocation counts against.
+int current_device() {
+  int device = 0;
+  auto get = real_get_device.get();
+  return get != nullptr && get(&device) == cudaSuccess ? device : 0;
+}
 
 std::string query_device_total(std::uint64_t* total_bytes) {
   size_t free_bytes = 0, total = 0;
@@ -57,8 +65,9 @@ template <typename PassThrough>
 cudaError_t allocate(InterceptedApi api, void** out, size_t bytes, PassThrough&& pass_through) {
   HookScope scope;
   core::Session* session = scope.outermost() && out != nullptr && bytes != 0 ? managing_session() : nullptr;
+  const int device = session != nullptr ? current_device() : 0;
   if (session == nullptr || real_malloc_managed.get() == nullptr ||
-      !ensure_limits_resolved(*session, query_device_total)) {
+      !ensure_limits_resolved(*session, device, query_device_total)) {
     return pass_through();
   }
   cuda::start_tracing(*session);  // before the first managed allocation, as CUPTI requires
@@ -72,7 +81,7 @@ cudaError_t allocate(InterceptedApi api, void** out, size_t bytes, PassThrough&&
         *result = reinterpret_cast<std::uintptr_t>(ptr);
         return e;
       },
-      log_refusal);
+      log_refusal, device);
   if (error == cudaSuccess) {
     *out = reinterpret_cast<void*>(base);
     cuda::note_range_allocated(*session, base, bytes);
@@ -175,12 +184,13 @@ DEEPUM_EXPORT cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes
   HookScope scope;
   auto pass_through = [&] { return call_or_missing(real_mem_get_info.get(), free_bytes, total_bytes); };
   deepum::core::Session* session = scope.outermost() ? managing_session() : nullptr;
+  const int device = session != nullptr ? current_device() : 0;
   if (session == nullptr || free_bytes == nullptr || total_bytes == nullptr ||
-      !ensure_limits_resolved(*session, query_device_total)) {
+      !ensure_limits_resolved(*session, device, query_device_total)) {
     return pass_through();
   }
   session->stats().count_call(InterceptedApi::cuda_mem_get_info);
-  const deepum::core::DeviceMemoryInfo view = session->allocations().device_view();
+  const deepum::core::DeviceMemoryInfo view = session->allocations().device_view(device);
   *free_bytes = view.free_bytes;
   *total_bytes = view.total_bytes;
   return cudaSuccess;

@@ -1,19 +1,40 @@
 #include "deepum/core/allocation_service.hpp"
 
 #include <algorithm>
+#include <thread>
 
 namespace deepum::core {
 
-void AllocationService::resolve_limits(std::uint64_t device_total_bytes) {
-  device_total_bytes_.store(device_total_bytes, std::memory_order_relaxed);
-  budget_.set_limit(config_.alloc_limit.resolve(device_total_bytes));
-  resident_limit_bytes_.store(config_.resident_limit.resolve(device_total_bytes), std::memory_order_relaxed);
-  resolved_.store(true, std::memory_order_release);
+void AllocationService::resolve_limits(int device, std::uint64_t device_total_bytes) {
+  Device& d = at(device);
+  d.total.store(device_total_bytes, std::memory_order_relaxed);
+  d.budget.set_limit(config_.alloc_limit.resolve(device_total_bytes));
+  d.resident_limit.store(config_.resident_limit.resolve(device_total_bytes), std::memory_order_relaxed);
+  d.resolved.store(true, std::memory_order_release);
 }
 
-DeviceMemoryInfo AllocationService::device_view() const {
-  const std::uint64_t limit = budget_.limit();
-  const std::uint64_t in_use = std::min(budget_.in_use(), limit);
+bool AllocationService::resolve_limits_once(int device, std::uint64_t device_total_bytes) {
+  Device& d = at(device);
+  if (d.claimed.exchange(true, std::memory_order_acq_rel)) {
+    while (!d.resolved.load(std::memory_order_acquire)) std::this_thread::yield();
+    return false;
+  }
+  resolve_limits(device, device_total_bytes);
+  return true;
+}
+
+std::vector<int> AllocationService::devices_used() const {
+  std::vector<int> used;
+  for (int device = 0; device < kMaxDevices; ++device) {
+    if (limits_resolved(device)) used.push_back(device);
+  }
+  return used;
+}
+
+DeviceMemoryInfo AllocationService::device_view(int device) const {
+  const AllocationBudget& budget = at(device).budget;
+  const std::uint64_t limit = budget.limit();
+  const std::uint64_t in_use = std::min(budget.in_use(), limit);
   return DeviceMemoryInfo{limit - in_use, limit};
 }
 
@@ -21,16 +42,28 @@ StatisticsSnapshot AllocationService::snapshot() const {
   StatisticsSnapshot s = stats_.snapshot();
   s.live_managed_allocations = registry_.live_count();
   s.live_managed_bytes = registry_.live_bytes();
-  s.peak_managed_bytes = budget_.peak();
-  s.alloc_limit_bytes = limits_resolved() ? budget_.limit() : 0;
+  // Across devices: the peaks of each (a bound on the peak of their sum), and the first device's
+  // limits, which the summary names per device where there are several.
+  s.peak_managed_bytes = 0;
+  for (const Device& device : devices_) s.peak_managed_bytes += device.budget.peak();
+  s.alloc_limit_bytes = limits_resolved() ? alloc_limit_bytes() : 0;
   s.resident_limit_bytes = resident_limit_bytes();
+  if (const std::vector<int> used = devices_used(); used.size() > 1) {
+    for (int device : used)
+      s.devices.push_back({device, alloc_limit_bytes(device), peak_managed_bytes(device)});
+  }
   return s;
 }
 
 void AllocationService::forget_all() {
   registry_.clear();
-  budget_.reset();
+  for (Device& device : devices_) device.budget.reset();
   stats_.reset();
+}
+
+void AllocationService::forget_device(int device) {
+  registry_.forget_device(clamp(device));
+  at(device).budget.release_all();
 }
 
 }  // namespace deepum::core

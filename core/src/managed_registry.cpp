@@ -64,6 +64,21 @@ void ManagedRegistry::reset_in_child() {
   live_bytes_ = 0;
 }
 
+std::uint64_t ManagedRegistry::forget_device(int device) {
+  std::unique_lock lock(mutex_);
+  std::uint64_t bytes = 0;
+  for (auto it = ranges_.begin(); it != ranges_.end();) {
+    if (it->second.device == device) {
+      bytes += it->second.bytes;
+      it = ranges_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  live_bytes_ -= bytes;
+  return bytes;
+}
+
 void ManagedRegistry::clear() {
   std::unique_lock lock(mutex_);
   ranges_.clear();

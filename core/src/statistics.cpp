@@ -68,6 +68,10 @@ std::string render_summary(const StatisticsSnapshot& s, const std::string& heade
   std::string out = "deepum summary: " + header + "\n";
   append_line(out, "  limits: allocation {}, resident {}", format_bytes(s.alloc_limit_bytes),
               format_bytes(s.resident_limit_bytes));
+  for (const StatisticsSnapshot::Device& d : s.devices) {
+    append_line(out, "  device {}: allocation limit {}, peak {}", d.device, format_bytes(d.alloc_limit_bytes),
+                format_bytes(d.peak_managed_bytes));
+  }
   append_line(out, "  {:<20} {:>10} {:>8} {:>8} {:>14}", "intercepted call", "calls", "refused", "failed",
               "bytes");
   bool any = false;
@@ -176,6 +180,17 @@ namespace {
 nlohmann::json percentiles_json(const Percentiles& p) {
   return {{"p50", p.p50}, {"p99", p.p99}, {"max", p.max}};
 }
+
+// Each device's limit and peak, where the program allocated on more than one.
+nlohmann::json devices_json(const StatisticsSnapshot& s) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const StatisticsSnapshot::Device& d : s.devices) {
+    devices.push_back({{"device", d.device},
+                       {"alloc_limit_bytes", d.alloc_limit_bytes},
+                       {"peak_managed_bytes", d.peak_managed_bytes}});
+  }
+  return devices;
+}
 }  // namespace
 
 std::string render_json(const StatisticsSnapshot& s, const std::string& process,
@@ -193,6 +208,7 @@ std::string render_json(const StatisticsSnapshot& s, const std::string& process,
       {"config", config_origin},
       {"alloc_limit_bytes", s.alloc_limit_bytes},
       {"resident_limit_bytes", s.resident_limit_bytes},
+      {"devices", devices_json(s)},
       {"calls", calls},
       {"managed_allocations", s.managed_allocations},
       {"managed_bytes_total", s.managed_bytes_total},

@@ -490,18 +490,19 @@ void stop_tracing_at_exit() {
 }
 
 // The trace files named by trace_file, with what a reader needs to know about the run.
-std::unique_ptr<core::TraceRecorder> open_trace(const core::Session& session) {
+std::unique_ptr<core::TraceRecorder> open_trace(const core::Session& session, int device) {
   const std::string& pattern = session.config().trace_file;
   if (pattern.empty()) return nullptr;
   auto recorder = std::make_unique<core::TraceRecorder>();
   core::TraceMetadata metadata;
   metadata.emplace(core::trace_metadata::kDeviceTotalMemory,
-                   std::to_string(session.allocations().device_total_bytes()));
+                   std::to_string(session.allocations().device_total_bytes(device)));
   metadata.emplace(core::trace_metadata::kCommandLine, core::process_command_line());
   metadata.emplace(core::trace_metadata::kDeepumVersion, "0.1.0");
   metadata.emplace(core::trace_metadata::kStartTime, std::to_string(now_ns()));
-  metadata.emplace("resident_limit_bytes", std::to_string(session.allocations().resident_limit_bytes()));
-  metadata.emplace("alloc_limit_bytes", std::to_string(session.allocations().alloc_limit_bytes()));
+  metadata.emplace("resident_limit_bytes",
+                   std::to_string(session.allocations().resident_limit_bytes(device)));
+  metadata.emplace("alloc_limit_bytes", std::to_string(session.allocations().alloc_limit_bytes(device)));
   const std::string error =
       recorder->open(core::expand_process_id(pattern, static_cast<long>(getpid())), metadata);
   if (!error.empty()) {
@@ -540,16 +541,16 @@ cupti_tracer::TracingLevel tracer_level(config::TracingLevel level) {
 // as for the limits), or automatic (0): what can be out of the GPU at once, the allocation limit
 // less the resident limit; at most half of the host's memory either way (the kernel cannot page
 // pinned memory out).
-std::uint64_t swap_store_bytes(const config::Config& config, core::Session& session) {
+std::uint64_t swap_store_bytes(const config::Config& config, core::Session& session, int device) {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   const std::uint64_t host =
       pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
-  const std::uint64_t alloc = session.allocations().alloc_limit_bytes();
-  const std::uint64_t resident = session.allocations().resident_limit_bytes();
+  const std::uint64_t alloc = session.allocations().alloc_limit_bytes(device);
+  const std::uint64_t resident = session.allocations().resident_limit_bytes(device);
   const std::uint64_t wanted =
       config.swap_store_limit == config::SizeSpec::of_bytes(0)
           ? (alloc > resident ? alloc - resident : 0)
-          : config.swap_store_limit.resolve(session.allocations().device_total_bytes());
+          : config.swap_store_limit.resolve(session.allocations().device_total_bytes(device));
   return host != 0 ? std::min(wanted, host / 2) : wanted;
 }
 
@@ -563,14 +564,17 @@ void start_once(core::Session& session) {
     if (driver::ctx_get_device.get() != nullptr && driver::ctx_get_device.get()(&device) == CUDA_SUCCESS)
       runtime->device = static_cast<int>(device);
   }
+  // The engine holds the limits of the device current at the first allocation; allocations on
+  // other devices are managed under their own allocation limits, with the driver evicting.
+  const int device = std::max(runtime->device, 0);
 
   core::PipelineOptions options;
-  options.resident_limit_bytes = session.allocations().resident_limit_bytes();
+  options.resident_limit_bytes = session.allocations().resident_limit_bytes(device);
   options.eviction_headroom_bytes =
-      config.eviction_headroom.resolve(session.allocations().resident_limit_bytes());
+      config.eviction_headroom.resolve(session.allocations().resident_limit_bytes(device));
   // Below the physical size the driver never evicts by itself: deepum must.
   options.enforce_resident_limit =
-      session.allocations().resident_limit_bytes() < session.allocations().device_total_bytes();
+      session.allocations().resident_limit_bytes(device) < session.allocations().device_total_bytes(device);
   runtime->interval = std::chrono::microseconds(
       options.enforce_resident_limit ? std::min(config.worker_interval_us, 250u) : config.worker_interval_us);
   // The prefetcher needs what only full tracing gives (kernel records, faults), and plans against
@@ -625,7 +629,7 @@ void start_once(core::Session& session) {
     // (cuMemDiscardAndPrefetchBatchAsync); the evictor checks the copies when it starts.
     moves.swap = config.stream_ordered_swap && driver::discard_batch.get() != nullptr &&
                  driver::discard_and_prefetch.get() != nullptr;
-    if (moves.swap) moves.swap_bytes = swap_store_bytes(config, session);
+    if (moves.swap) moves.swap_bytes = swap_store_bytes(config, session, device);
     if (config.stream_ordered_swap && !moves.swap) {
       core::logger().warn(
           "stream_ordered_swap is off: the driver lacks cuMemDiscardBatchAsync or "
@@ -678,7 +682,7 @@ void start_once(core::Session& session) {
   session.attach_pipeline(std::move(pipeline));
 
   // Before the tracer starts: its sink records launch operands and copies only for a trace file.
-  runtime->recorder = open_trace(session);
+  runtime->recorder = open_trace(session, device);
   if (config.tracing != config::TracingLevel::off) {
     runtime->lookup = std::make_unique<RegistryLookup>(session.registry(), runtime->live_buffers.get());
     runtime->sink = std::make_unique<PipelineSink>(*runtime->pipeline, runtime->markers.get(),
@@ -698,7 +702,7 @@ void start_once(core::Session& session) {
     // Thrashing needs more memory in use than the GPU (or the resident limit) holds.
     tracer_options.thrashing_counters =
         options.enforce_resident_limit ||
-        session.allocations().alloc_limit_bytes() > session.allocations().device_total_bytes();
+        session.allocations().alloc_limit_bytes(device) > session.allocations().device_total_bytes(device);
     // Enforcing the resident limit, every millisecond of delay lets faults overshoot it.
     const std::uint32_t flush_ms =
         options.enforce_resident_limit ? std::min(config.trace_flush_ms, 2u) : config.trace_flush_ms;

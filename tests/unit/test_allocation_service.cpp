@@ -30,7 +30,8 @@ struct Fixture {
     service.resolve_limits(80 * kGiB);
   }
 
-  FakeStatus allocate(std::uint64_t bytes, std::uintptr_t* base, FakeStatus driver_says = FakeStatus::ok) {
+  FakeStatus allocate(std::uint64_t bytes, std::uintptr_t* base, FakeStatus driver_says = FakeStatus::ok,
+                      int device = 0) {
     return service.allocate(
         InterceptedApi::cuda_malloc, bytes, base, kCodes,
         [&](std::uint64_t n, std::uintptr_t* out) {
@@ -39,7 +40,7 @@ struct Fixture {
           next_address += n;
           return FakeStatus::ok;
         },
-        [&](const core::Refusal&) { ++refusals; });
+        [&](const core::Refusal&) { ++refusals; }, device);
   }
 
   FakeStatus free(std::uintptr_t base, int* managed_frees, int* foreign_frees) {
@@ -120,6 +121,34 @@ TEST_CASE("percent limits resolve against the device") {
   Fixture f(config::SizeSpec::of_percent(50.0));
   CHECK(f.service.alloc_limit_bytes() == 40 * kGiB);
   CHECK(f.service.resident_limit_bytes() == 80 * kGiB);  // default 100%
+}
+
+TEST_CASE("every device has its own limits, and a device reset credits only its own") {
+  Fixture f(config::SizeSpec::of_percent(50.0));  // device 0: 80 GiB, so 40 GiB
+  CHECK(f.service.resolve_limits_once(1, 16 * kGiB));
+  CHECK_FALSE(f.service.resolve_limits_once(1, 16 * kGiB));  // resolved once
+  CHECK(f.service.alloc_limit_bytes(1) == 8 * kGiB);
+  CHECK(f.service.devices_used() == std::vector<int>{0, 1});
+  std::uintptr_t on_zero = 0, on_one = 0, too_much = 0;
+  REQUIRE(f.allocate(30 * kGiB, &on_zero, FakeStatus::ok, 0) == FakeStatus::ok);
+  REQUIRE(f.allocate(6 * kGiB, &on_one, FakeStatus::ok, 1) == FakeStatus::ok);
+  // Device 1's 8 GiB is nearly gone, whatever device 0 has left.
+  CHECK(f.allocate(4 * kGiB, &too_much, FakeStatus::ok, 1) == FakeStatus::oom);
+  CHECK(f.service.device_view(1).free_bytes == 2 * kGiB);
+  CHECK(f.service.device_view(0).free_bytes == 10 * kGiB);
+  // Freed memory goes back to its own device's limit.
+  int managed = 0, foreign = 0;
+  CHECK(f.free(on_one, &managed, &foreign) == FakeStatus::ok);
+  CHECK(f.service.managed_bytes_in_use(1) == 0);
+  CHECK(f.service.managed_bytes_in_use(0) == 30 * kGiB);
+  // A reset of device 0 frees its memory: forgotten, its limit credited, device 1 untouched.
+  REQUIRE(f.allocate(5 * kGiB, &on_one, FakeStatus::ok, 1) == FakeStatus::ok);
+  f.service.forget_device(0);
+  CHECK(f.service.managed_bytes_in_use(0) == 0);
+  CHECK(f.service.peak_managed_bytes(0) == 30 * kGiB);
+  CHECK_FALSE(f.registry.find_containing(on_zero).has_value());
+  CHECK(f.registry.find_containing(on_one).has_value());
+  CHECK(f.service.managed_bytes_in_use(1) == 5 * kGiB);
 }
 
 TEST_CASE("concurrent allocations never exceed the limit together") {

@@ -15,6 +15,8 @@ class AllocationBudget {
   // Reserves `bytes` if that keeps the total within the limit; false otherwise.
   bool try_reserve(std::uint64_t bytes);
   void release(std::uint64_t bytes);
+  // Everything reserved is released (the memory is gone); the peak stays.
+  void release_all() { in_use_.store(0, std::memory_order_relaxed); }
 
   std::uint64_t in_use() const { return in_use_.load(std::memory_order_relaxed); }
   std::uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }

@@ -4,9 +4,11 @@
 // the program always sees a real CUDA error code.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "deepum/config/config.hpp"
 #include "deepum/core/allocation_budget.hpp"
@@ -34,43 +36,60 @@ struct Refusal {
   std::uint64_t limit_bytes;
 };
 
+// Every device has its own limits: a percentage resolves against that device's memory, and what a
+// program allocates while a device is current counts against that device's allocation limit.
 class AllocationService {
  public:
+  // Devices with limits of their own; allocations on devices past these count against the last.
+  static constexpr int kMaxDevices = 64;
+
   AllocationService(const config::Config& config, Statistics& stats, ManagedRegistry& registry)
       : config_(config), stats_(stats), registry_(registry) {}
 
-  // Limits written as a share of device memory resolve against the first device's physical total.
-  void resolve_limits(std::uint64_t device_total_bytes);
-  bool limits_resolved() const { return resolved_.load(std::memory_order_acquire); }
-  std::uint64_t alloc_limit_bytes() const { return budget_.limit(); }
-  std::uint64_t resident_limit_bytes() const { return resident_limit_bytes_.load(std::memory_order_relaxed); }
-  std::uint64_t device_total_bytes() const { return device_total_bytes_.load(std::memory_order_relaxed); }
-  std::uint64_t peak_managed_bytes() const { return budget_.peak(); }
-  std::uint64_t managed_bytes_in_use() const { return budget_.in_use(); }
+  // Limits written as a share of device memory resolve against `device`'s physical total.
+  void resolve_limits(std::uint64_t device_total_bytes) { resolve_limits(0, device_total_bytes); }
+  void resolve_limits(int device, std::uint64_t device_total_bytes);
+  // The same where threads race to it: true for the one that resolved; the others return once it
+  // has.
+  bool resolve_limits_once(int device, std::uint64_t device_total_bytes);
+  // Device 0's figures, or the given device's.
+  bool limits_resolved(int device = 0) const { return at(device).resolved.load(std::memory_order_acquire); }
+  std::uint64_t alloc_limit_bytes(int device = 0) const { return at(device).budget.limit(); }
+  std::uint64_t resident_limit_bytes(int device = 0) const {
+    return at(device).resident_limit.load(std::memory_order_relaxed);
+  }
+  std::uint64_t device_total_bytes(int device = 0) const {
+    return at(device).total.load(std::memory_order_relaxed);
+  }
+  std::uint64_t peak_managed_bytes(int device = 0) const { return at(device).budget.peak(); }
+  std::uint64_t managed_bytes_in_use(int device = 0) const { return at(device).budget.in_use(); }
+  // Devices whose limits were resolved (a program allocated there).
+  std::vector<int> devices_used() const;
 
   // What cudaMemGetInfo/cuMemGetInfo answer: the allocation limit is the device the program sees.
-  DeviceMemoryInfo device_view() const;
+  DeviceMemoryInfo device_view(int device = 0) const;
 
-  // Admits `bytes` under the limit, calls allocate_managed(bytes, &base) and records the range.
-  // `on_refused(Refusal)` runs when the limit says no.
+  // Admits `bytes` under `device`'s limit, calls allocate_managed(bytes, &base) and records the
+  // range. `on_refused(Refusal)` runs when the limit says no.
   template <typename Status, typename AllocateManaged, typename OnRefused>
   Status allocate(InterceptedApi api, std::uint64_t bytes, std::uintptr_t* base_out,
                   const StatusCodes<Status>& codes, AllocateManaged&& allocate_managed,
-                  OnRefused&& on_refused) {
+                  OnRefused&& on_refused, int device = 0) {
     stats_.count_call(api);
-    if (!budget_.try_reserve(bytes)) {
+    AllocationBudget& budget = at(device).budget;
+    if (!budget.try_reserve(bytes)) {
       stats_.count_refused(api);
-      on_refused(Refusal{api, bytes, budget_.in_use(), budget_.limit()});
+      on_refused(Refusal{api, bytes, budget.in_use(), budget.limit()});
       return codes.out_of_memory;
     }
     std::uintptr_t base = 0;
     const Status status = allocate_managed(bytes, &base);
     if (status != codes.success) {
-      budget_.release(bytes);
+      budget.release(bytes);
       stats_.count_failed(api);
       return status;
     }
-    registry_.insert(ManagedRange{base, bytes, api});
+    registry_.insert(ManagedRange{base, bytes, api, clamp(device)});
     stats_.count_allocated(api, bytes);
     *base_out = base;
     return status;
@@ -96,7 +115,7 @@ class AllocationService {
       stats_.count_failed(api);
       return status;
     }
-    budget_.release(range->bytes);
+    at(range->device).budget.release(range->bytes);
     return status;
   }
 
@@ -104,15 +123,25 @@ class AllocationService {
   StatisticsSnapshot snapshot() const;
   // After fork: the child owns no CUDA context, so none of the parent's ranges are its own.
   void forget_all();
+  // `device`'s context was reset: its memory is freed, its allocation limit credited.
+  void forget_device(int device);
 
  private:
+  struct Device {
+    AllocationBudget budget;
+    std::atomic<std::uint64_t> resident_limit{0};
+    std::atomic<std::uint64_t> total{0};
+    std::atomic<bool> resolved{false};
+    std::atomic<bool> claimed{false};  // resolve_limits_once
+  };
+  static int clamp(int device) { return device < 0 ? 0 : device >= kMaxDevices ? kMaxDevices - 1 : device; }
+  Device& at(int device) { return devices_[static_cast<std::size_t>(clamp(device))]; }
+  const Device& at(int device) const { return devices_[static_cast<std::size_t>(clamp(device))]; }
+
   const config::Config& config_;
   Statistics& stats_;
   ManagedRegistry& registry_;
-  AllocationBudget budget_;
-  std::atomic<std::uint64_t> resident_limit_bytes_{0};
-  std::atomic<std::uint64_t> device_total_bytes_{0};
-  std::atomic<bool> resolved_{false};
+  std::array<Device, kMaxDevices> devices_;
 };
 
 }  // namespace deepum::core

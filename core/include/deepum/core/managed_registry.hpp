@@ -19,6 +19,7 @@ struct ManagedRange {
   std::uintptr_t base = 0;
   std::uint64_t bytes = 0;
   InterceptedApi allocated_by = InterceptedApi::cuda_malloc;
+  int device = 0;  // current when it was allocated: its allocation limit is that device's
 
   bool contains(std::uintptr_t address) const { return address - base < bytes; }
 };
@@ -40,6 +41,8 @@ class ManagedRegistry {
   }
   std::size_t live_count() const;
   void clear();
+  // Forgets the ranges of `device` (its context was reset, freeing them); returns their bytes.
+  std::uint64_t forget_device(int device);
 
   // fork() safety: held across fork so the child never inherits a lock taken by another thread.
   void lock_for_fork() { mutex_.lock(); }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "deepum/core/event_pipeline.hpp"
 #include "deepum/core/intercepted_api.hpp"
@@ -32,6 +33,12 @@ struct StatisticsSnapshot {
   std::uint64_t entry_points_via_get_proc_address = 0;
   std::uint64_t alloc_limit_bytes = 0;
   std::uint64_t resident_limit_bytes = 0;
+  // Where the program allocated on more than one device: each one's limit and peak.
+  struct Device {
+    int device = 0;
+    std::uint64_t alloc_limit_bytes = 0, peak_managed_bytes = 0;
+  };
+  std::vector<Device> devices;
 };
 
 class Statistics {
