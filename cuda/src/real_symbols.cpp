@@ -3,8 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include <atomic>
-#include <cstring>
+#include "deepum/core/loaded_objects.hpp"
 
 namespace deepum::cuda {
 namespace {
@@ -24,22 +23,6 @@ link_map* object_of(const void* address) {
   void* extra = nullptr;
   if (dladdr1(address, &info, &extra, RTLD_DL_LINKMAP) == 0) return nullptr;
   return static_cast<link_map*>(extra);
-}
-
-struct LoadedLibrarySearch {
-  const char* name_fragment;
-  const char* symbol;
-  void* found;
-};
-
-int search_loaded_library(dl_phdr_info* info, size_t, void* data) {
-  auto* search = static_cast<LoadedLibrarySearch*>(data);
-  if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, search->name_fragment) == nullptr) return 0;
-  void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == nullptr) return 0;
-  search->found = real_dlsym()(handle, search->symbol);
-  dlclose(handle);  // RTLD_NOLOAD took a reference; the library stays loaded by its owner
-  return search->found != nullptr ? 1 : 0;
 }
 
 }  // namespace
@@ -66,9 +49,7 @@ void* find_runtime_function(const char* name) {
 }
 
 void* find_loaded_symbol(const char* library_fragment, const char* name) {
-  LoadedLibrarySearch search{library_fragment, name, nullptr};
-  dl_iterate_phdr(search_loaded_library, &search);
-  return search.found;
+  return core::find_loaded_symbol(library_fragment, name, real_dlsym());
 }
 
 void* libcuda_handle() {

@@ -1,13 +1,14 @@
 #include "deepum/cupti_tracer/cupti_library.hpp"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
+
+#include "deepum/core/loaded_objects.hpp"
 
 namespace deepum::cupti_tracer {
 namespace {
@@ -29,18 +30,24 @@ struct LoadedObjects {
   std::vector<std::string> cudart_dirs;  // folders of loaded libcudart.so* copies
 };
 
-int collect_loaded(dl_phdr_info* info, size_t, void* data) {
-  auto* objects = static_cast<LoadedObjects*>(data);
-  if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
-  const std::string_view name(info->dlpi_name);
-  const std::size_t slash = name.rfind('/');
-  const std::string_view file = slash == std::string_view::npos ? name : name.substr(slash + 1);
-  if (file.starts_with("libcupti.so")) objects->cupti.emplace_back(name);
-  if (file.starts_with("libcudart.so")) {
-    std::string dir = directory_of(name);
-    if (!dir.empty()) objects->cudart_dirs.push_back(std::move(dir));
+std::string_view file_name_of(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The paths are copied during glibc's walk of its object list, and the libraries opened after it
+// (core::loaded_objects_matching): a dlopen inside the walk deadlocks against another thread's.
+LoadedObjects collect_loaded() {
+  LoadedObjects objects;
+  for (std::string& path : core::loaded_objects_matching("libcupti.so")) {
+    if (file_name_of(path).starts_with("libcupti.so")) objects.cupti.push_back(std::move(path));
   }
-  return 0;
+  for (const std::string& path : core::loaded_objects_matching("libcudart.so")) {
+    if (!file_name_of(path).starts_with("libcudart.so")) continue;
+    std::string dir = directory_of(path);
+    if (!dir.empty()) objects.cudart_dirs.push_back(std::move(dir));
+  }
+  return objects;
 }
 
 void append_unique(std::vector<std::string>& list, std::string item) {
@@ -83,8 +90,7 @@ bool CuptiLibrary::load(DlsymFn dlsym_fn) {
     error_ = "no dlsym function was given";
     return false;
   }
-  LoadedObjects objects;
-  dl_iterate_phdr(collect_loaded, &objects);
+  const LoadedObjects objects = collect_loaded();
 
   auto try_open = [&](const std::string& candidate, int flags) -> bool {
     dlerror();
