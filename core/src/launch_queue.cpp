@@ -1,35 +1,109 @@
 #include "deepum/core/launch_queue.hpp"
 
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <new>
+#include <type_traits>
+
 namespace deepum::core {
 namespace {
+
+// Slots are written over with no destructor run and read as they were written.
+static_assert(std::is_trivially_copyable_v<KernelLaunch> && std::is_trivially_destructible_v<KernelLaunch>);
+
 std::atomic<std::uint64_t> g_next_queue_id{1};
+
+KernelLaunch* map_slots(std::size_t capacity) {
+  void* memory = mmap(nullptr, capacity * sizeof(KernelLaunch), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return memory == MAP_FAILED ? nullptr : static_cast<KernelLaunch*>(memory);
+}
+
+// A thread's ring, for the queue that made it. Plain data, so that it can still be read while the
+// thread's thread_local objects are being destroyed.
+struct ThreadRing {
+  LaunchRing* ring = nullptr;
+  std::uint64_t owner = 0;  // the queue's id
+  bool exited = false;      // the thread's ring holder is gone: it is exiting
+};
+thread_local ThreadRing t_ring;
+
+// Owns the thread's share of its ring, and retires the ring when the thread exits. Shared with
+// the queue, so that whichever of the two goes last frees it.
+struct RingHolder {
+  std::shared_ptr<LaunchRing> ring;
+
+  void replace(std::shared_ptr<LaunchRing> next) {
+    if (ring) ring->retire();
+    ring = std::move(next);
+  }
+  ~RingHolder() {
+    replace(nullptr);
+    t_ring = ThreadRing{nullptr, 0, true};
+  }
+};
+thread_local RingHolder t_holder;
+
 }  // namespace
+
+LaunchRing::LaunchRing(std::size_t capacity) : capacity_(capacity), slots_(map_slots(capacity)) {}
+
+LaunchRing::~LaunchRing() {
+  if (slots_ != nullptr) munmap(slots_, capacity_ * sizeof(KernelLaunch));
+}
+
+bool LaunchRing::push(const KernelLaunch& launch) {
+  if (slots_ == nullptr) return false;
+  const std::uint64_t head = head_.load(std::memory_order_relaxed);
+  if (head - tail_.load(std::memory_order_acquire) >= capacity_) return false;
+  new (&slots_[head & (capacity_ - 1)]) KernelLaunch(launch);
+  head_.store(head + 1, std::memory_order_release);
+  return true;
+}
 
 LaunchQueue::LaunchQueue() : id_(g_next_queue_id.fetch_add(1, std::memory_order_relaxed)) {}
 
-LaunchQueue::Ring& LaunchQueue::ring_for_this_thread() {
-  // One queue per process in practice; a thread's cached ring belongs to the queue that made it.
-  thread_local Ring* ring = nullptr;
-  thread_local std::uint64_t owner = 0;
-  if (ring == nullptr || owner != id_) {
-    auto created = std::make_unique<Ring>();
-    ring = created.get();
-    owner = id_;
-    std::lock_guard lock(rings_mutex_);
-    rings_.push_back(std::move(created));
-  }
-  return *ring;
+LaunchQueue::~LaunchQueue() = default;
+
+std::shared_ptr<LaunchRing> LaunchQueue::register_ring(std::size_t capacity) {
+  auto ring = std::make_shared<LaunchRing>(capacity);
+  std::lock_guard lock(rings_mutex_);
+  rings_.push_back(ring);
+  return ring;
 }
 
 void LaunchQueue::push(const KernelLaunch& launch) {
-  Ring& ring = ring_for_this_thread();
-  const std::uint64_t head = ring.head.load(std::memory_order_relaxed);
-  if (head - ring.tail.load(std::memory_order_acquire) >= kRingCapacity) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-    return;
+  if (t_ring.exited) return push_after_thread_exit(launch);
+  if (t_ring.ring == nullptr || t_ring.owner != id_) {
+    // First launch of this thread into this queue (one queue per process in practice; a thread's
+    // ring of another queue is retired, and freed once that queue has drained it).
+    t_holder.replace(register_ring(kRingCapacity));
+    t_ring = ThreadRing{t_holder.ring.get(), id_, false};
   }
-  ring.slots[head % kRingCapacity] = launch;
-  ring.head.store(head + 1, std::memory_order_release);
+  if (!t_ring.ring->push(launch)) dropped_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// A launch from a thread_local destructor that runs after the thread's ring holder is gone, or
+// from an exit handler after the main thread's: one ring shared by all such launches, its
+// producers taken one at a time (rare, so a lock is no cost).
+void LaunchQueue::push_after_thread_exit(const KernelLaunch& launch) {
+  std::lock_guard lock(late_mutex_);
+  if (late_ring_ == nullptr)
+    late_ring_ = register_ring(kRingCapacity).get();  // held by rings_, never retired
+  if (!late_ring_->push(launch)) dropped_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void LaunchQueue::free_finished_rings() {
+  // Declared before the lock, so destroyed after it is released: unmapping takes the kernel's lock.
+  std::vector<std::shared_ptr<LaunchRing>> freed;
+  std::lock_guard lock(rings_mutex_);
+  for (auto& ring : rings_) {
+    if (std::find(finished_.begin(), finished_.end(), ring.get()) != finished_.end()) {
+      freed.push_back(std::move(ring));
+    }
+  }
+  std::erase(rings_, nullptr);
 }
 
 std::size_t LaunchQueue::producer_threads() const {

@@ -145,6 +145,7 @@ TEST_CASE("LaunchQueue hands over every launch from many threads, in order per t
     });
   }
   for (auto& thread : threads) thread.join();
+  CHECK(queue.producer_threads() == 4);  // the threads have exited; their launches are still queued
   std::vector<std::uint64_t> last(4, 0);
   std::size_t count = 0;
   bool ordered = true;
@@ -157,7 +158,79 @@ TEST_CASE("LaunchQueue hands over every launch from many threads, in order per t
   CHECK(count == 4000);
   CHECK(ordered);
   CHECK(queue.dropped() == 0);
-  CHECK(queue.producer_threads() == 4);
+  CHECK(queue.producer_threads() == 0);  // drained, so the exited threads' rings are freed
+}
+
+TEST_CASE("LaunchQueue frees the rings of threads that come and go, losing no launch") {
+  LaunchQueue queue;
+  constexpr std::uint64_t kBatches = 50, kThreadsPerBatch = 10, kLaunchesPerThread = 100;
+  std::uint64_t received = 0;
+  bool ordered = true;
+  for (std::uint64_t batch = 0; batch < kBatches; ++batch) {
+    std::vector<std::thread> threads;
+    for (std::uint64_t t = 0; t < kThreadsPerBatch; ++t) {
+      threads.emplace_back([&queue, id = batch * kThreadsPerBatch + t] {
+        for (std::uint64_t i = 0; i < kLaunchesPerThread; ++i) {
+          KernelLaunch l;
+          l.correlation_id = id * 1'000'000 + i;
+          queue.push(l);
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    std::vector<std::uint64_t> next(kThreadsPerBatch, 0);
+    queue.drain([&](const KernelLaunch& l) {
+      const std::uint64_t t = l.correlation_id / 1'000'000 - batch * kThreadsPerBatch;
+      if (t >= kThreadsPerBatch || l.correlation_id % 1'000'000 != next[t]++) ordered = false;
+      ++received;
+    });
+    CHECK(queue.producer_threads() == 0);  // never more than one batch of rings at a time
+  }
+  CHECK(received == kBatches * kThreadsPerBatch * kLaunchesPerThread);
+  CHECK(ordered);
+  CHECK(queue.dropped() == 0);
+}
+
+namespace {
+// Destroyed after the thread's ring holder when first touched before the thread's first launch
+// (thread_local objects go in the reverse order of their construction).
+struct LaunchAtThreadExit {
+  LaunchQueue* queue = nullptr;
+  ~LaunchAtThreadExit() {
+    if (queue == nullptr) return;
+    KernelLaunch l;
+    l.correlation_id = 2;
+    queue->push(l);
+  }
+};
+thread_local LaunchAtThreadExit t_launch_at_exit;
+}  // namespace
+
+TEST_CASE("LaunchQueue keeps a launch made after the thread's ring was retired") {
+  LaunchQueue queue;
+  std::thread([&queue] {
+    t_launch_at_exit.queue = &queue;
+    KernelLaunch l;
+    l.correlation_id = 1;
+    queue.push(l);
+  }).join();
+  std::vector<std::uint64_t> seen;
+  queue.drain([&](const KernelLaunch& l) { seen.push_back(l.correlation_id); });
+  CHECK(seen == std::vector<std::uint64_t>{1, 2});
+  CHECK(queue.producer_threads() == 1);  // the shared ring for such launches stays
+  CHECK(queue.dropped() == 0);
+}
+
+TEST_CASE("LaunchQueue retires a thread's ring when the thread moves to another queue") {
+  LaunchQueue first, second;
+  KernelLaunch l;
+  first.push(l);
+  second.push(l);  // this thread's ring of `first` is retired now
+  CHECK(first.producer_threads() == 1);
+  CHECK(first.drain([](const KernelLaunch&) {}) == 1);
+  CHECK(first.producer_threads() == 0);
+  CHECK(second.drain([](const KernelLaunch&) {}) == 1);
+  CHECK(second.producer_threads() == 1);  // this thread is alive and still launches into it
 }
 
 TEST_CASE("LaunchQueue drops rather than blocks when a ring is full") {
