@@ -13,4 +13,7 @@ if(DEEPUM_SANITIZE)
   target_compile_options(deepum_sanitizers INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
     -fno-sanitize-recover=all)
   target_link_options(deepum_sanitizers INTERFACE -fsanitize=address,undefined)
+elseif(DEEPUM_TSAN)
+  target_compile_options(deepum_sanitizers INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(deepum_sanitizers INTERFACE -fsanitize=thread)
 endif()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh [BUILD_DIR] [extra cmake args...]: configures and builds deepum. Uses .deps/ for the
 # header-only dependencies (scripts/fetch_deps.sh fills it where apt exists; carry it elsewhere).
+# DEEPUM_BUILD_TARGETS="a b": build only those targets (and what they need).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -10,4 +11,6 @@ generator=()
 # Ninja when available, unless the build folder was configured with another generator.
 if [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
 cmake -S "$root" -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-cmake --build "$build" -j "$(nproc)"
+targets=()
+for target in ${DEEPUM_BUILD_TARGETS:-}; do targets+=(--target "$target"); done
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"

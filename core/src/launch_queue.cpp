@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <exception>
 #include <new>
 #include <type_traits>
 
@@ -14,9 +15,10 @@ static_assert(std::is_trivially_copyable_v<KernelLaunch> && std::is_trivially_de
 
 std::atomic<std::uint64_t> g_next_queue_id{1};
 
-KernelLaunch* map_slots(std::size_t capacity) {
-  void* memory = mmap(nullptr, capacity * sizeof(KernelLaunch), PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+constexpr std::size_t kRingBytes = LaunchRing::kCapacity * sizeof(KernelLaunch);
+
+KernelLaunch* map_slots() {
+  void* memory = mmap(nullptr, kRingBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   return memory == MAP_FAILED ? nullptr : static_cast<KernelLaunch*>(memory);
 }
 
@@ -47,17 +49,17 @@ thread_local RingHolder t_holder;
 
 }  // namespace
 
-LaunchRing::LaunchRing(std::size_t capacity) : capacity_(capacity), slots_(map_slots(capacity)) {}
+LaunchRing::LaunchRing() : slots_(map_slots()) {}
 
 LaunchRing::~LaunchRing() {
-  if (slots_ != nullptr) munmap(slots_, capacity_ * sizeof(KernelLaunch));
+  if (slots_ != nullptr) munmap(slots_, kRingBytes);
 }
 
 bool LaunchRing::push(const KernelLaunch& launch) {
   if (slots_ == nullptr) return false;
   const std::uint64_t head = head_.load(std::memory_order_relaxed);
-  if (head - tail_.load(std::memory_order_acquire) >= capacity_) return false;
-  new (&slots_[head & (capacity_ - 1)]) KernelLaunch(launch);
+  if (head - tail_.load(std::memory_order_acquire) >= kCapacity) return false;
+  new (&slots_[head & (kCapacity - 1)]) KernelLaunch(launch);
   head_.store(head + 1, std::memory_order_release);
   return true;
 }
@@ -66,22 +68,27 @@ LaunchQueue::LaunchQueue() : id_(g_next_queue_id.fetch_add(1, std::memory_order_
 
 LaunchQueue::~LaunchQueue() = default;
 
-std::shared_ptr<LaunchRing> LaunchQueue::register_ring(std::size_t capacity) {
-  auto ring = std::make_shared<LaunchRing>(capacity);
+std::shared_ptr<LaunchRing> LaunchQueue::register_ring() {
+  auto ring = std::make_shared<LaunchRing>();
   std::lock_guard lock(rings_mutex_);
   rings_.push_back(ring);
   return ring;
 }
 
-void LaunchQueue::push(const KernelLaunch& launch) {
-  if (t_ring.exited) return push_after_thread_exit(launch);
-  if (t_ring.ring == nullptr || t_ring.owner != id_) {
-    // First launch of this thread into this queue (one queue per process in practice; a thread's
-    // ring of another queue is retired, and freed once that queue has drained it).
-    t_holder.replace(register_ring(kRingCapacity));
-    t_ring = ThreadRing{t_holder.ring.get(), id_, false};
+void LaunchQueue::push(const KernelLaunch& launch) noexcept {
+  try {
+    if (t_ring.exited) return push_after_thread_exit(launch);
+    if (t_ring.ring == nullptr || t_ring.owner != id_) {
+      // First launch of this thread into this queue (one queue per process in practice; a thread's
+      // ring of another queue is retired, and freed once that queue has drained it).
+      t_holder.replace(register_ring());
+      t_ring = ThreadRing{t_holder.ring.get(), id_, false};
+    }
+    if (t_ring.ring->push(launch)) return;
+  } catch (const std::exception&) {
+    // No memory for a ring (or a lock failed): the launch is dropped, not the program.
   }
-  if (!t_ring.ring->push(launch)) dropped_.fetch_add(1, std::memory_order_relaxed);
+  dropped_.fetch_add(1, std::memory_order_relaxed);
 }
 
 // A launch from a thread_local destructor that runs after the thread's ring holder is gone, or
@@ -89,8 +96,7 @@ void LaunchQueue::push(const KernelLaunch& launch) {
 // producers taken one at a time (rare, so a lock is no cost).
 void LaunchQueue::push_after_thread_exit(const KernelLaunch& launch) {
   std::lock_guard lock(late_mutex_);
-  if (late_ring_ == nullptr)
-    late_ring_ = register_ring(kRingCapacity).get();  // held by rings_, never retired
+  if (late_ring_ == nullptr) late_ring_ = register_ring().get();  // held by rings_, never retired
   if (!late_ring_->push(launch)) dropped_.fetch_add(1, std::memory_order_relaxed);
 }
 

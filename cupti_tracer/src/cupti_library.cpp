@@ -35,8 +35,9 @@ std::string_view file_name_of(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-// The paths are copied during glibc's walk of its object list, and the libraries opened after it
-// (core::loaded_objects_matching): a dlopen inside the walk deadlocks against another thread's.
+// Listed by core::loaded_objects_matching, which neither allocates nor calls the loader while
+// glibc holds its object list: an allocator that takes a lock another thread holds inside dlopen
+// (or that unwinds stacks through that list, as profiling allocators do) would deadlock there.
 LoadedObjects collect_loaded() {
   LoadedObjects objects;
   for (std::string& path : core::loaded_objects_matching("libcupti.so")) {

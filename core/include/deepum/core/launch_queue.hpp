@@ -22,7 +22,12 @@ namespace deepum::core {
 // the ring first reaches them, so a thread that launched a few kernels holds a few pages.
 class LaunchRing {
  public:
-  explicit LaunchRing(std::size_t capacity);  // a power of two
+  // At 456 bytes a launch, 1.8 MiB at most. The worker drains every millisecond by default
+  // (100 ms at most) and its steps stay under 8 ms at p99 (docs/benchmarks.md): a ring holds what
+  // one thread launches meanwhile at tens of thousands of launches a second.
+  static constexpr std::size_t kCapacity = 4096;  // a power of two
+
+  LaunchRing();
   ~LaunchRing();
   LaunchRing(const LaunchRing&) = delete;
   LaunchRing& operator=(const LaunchRing&) = delete;
@@ -38,7 +43,6 @@ class LaunchRing {
   std::size_t drain(Fn&& fn, bool& finished);
 
  private:
-  const std::size_t capacity_;
   KernelLaunch* slots_;  // nullptr: the mapping failed, every push is dropped
   std::atomic<bool> retired_{false};
   alignas(64) std::atomic<std::uint64_t> head_{0};  // next slot the producer writes
@@ -47,18 +51,15 @@ class LaunchRing {
 
 class LaunchQueue {
  public:
-  // At 456 bytes a launch, 1.8 MiB a thread at most. The worker drains every millisecond by
-  // default (100 ms at most); its steps stay under 8 ms at p99 (docs/benchmarks.md), well within
-  // what a ring holds at tens of thousands of launches a second from one thread.
-  static constexpr std::size_t kRingCapacity = 4096;
+  static constexpr std::size_t kRingCapacity = LaunchRing::kCapacity;
 
   LaunchQueue();
   ~LaunchQueue();
   LaunchQueue(const LaunchQueue&) = delete;
   LaunchQueue& operator=(const LaunchQueue&) = delete;
 
-  // Called on the launching thread.
-  void push(const KernelLaunch& launch);
+  // Called on the launching thread. Never throws: a launch that cannot be queued is counted.
+  void push(const KernelLaunch& launch) noexcept;
 
   // Called on the worker (one consumer at a time): hands every queued launch to fn, ring by ring,
   // in each thread's order, and frees the rings of threads that have exited once they are empty.
@@ -70,7 +71,7 @@ class LaunchQueue {
   std::size_t producer_threads() const;
 
  private:
-  std::shared_ptr<LaunchRing> register_ring(std::size_t capacity);
+  std::shared_ptr<LaunchRing> register_ring();
   void push_after_thread_exit(const KernelLaunch& launch);
   void free_finished_rings();
 
@@ -92,7 +93,7 @@ std::size_t LaunchRing::drain(Fn&& fn, bool& finished) {
   const std::uint64_t head = head_.load(std::memory_order_acquire);
   std::uint64_t tail = tail_.load(std::memory_order_relaxed);
   const std::uint64_t first = tail;
-  for (; tail != head; ++tail) fn(static_cast<const KernelLaunch&>(slots_[tail & (capacity_ - 1)]));
+  for (; tail != head; ++tail) fn(static_cast<const KernelLaunch&>(slots_[tail & (kCapacity - 1)]));
   tail_.store(tail, std::memory_order_release);
   finished = retired;
   return static_cast<std::size_t>(tail - first);
