@@ -1,7 +1,6 @@
 #include "deepum/core/trace_file.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <ostream>
 #include <set>
 
+#include "deepum/core/input_file.hpp"
 #include "deepum/core/statistics.hpp"
 
 namespace deepum::core {
@@ -519,18 +519,10 @@ void TraceReader::close_file() {
 bool TraceReader::open(const std::string& path) {
   close_file();
   name_ = path;
-  file_ = std::fopen(path.c_str(), "rbe");
-  if (file_ == nullptr) {
-    error_ = fmt::format("{}: cannot open: {}", path, errno_text());
-    return false;
-  }
+  error_.clear();
+  file_ = open_regular_file(path, input_size_, error_);
+  if (file_ == nullptr) return false;
   std::setvbuf(file_, nullptr, _IONBF, 0);  // we read in large chunks ourselves
-  struct stat info {};
-  if (fstat(fileno(file_), &info) != 0) {
-    error_ = fmt::format("{}: cannot stat: {}", path, errno_text());
-    return false;
-  }
-  input_size_ = static_cast<std::uint64_t>(info.st_size);
   buffer_.resize(kChunkBytes);
   input_ = {buffer_.data(), 0};
   return start();
@@ -780,6 +772,17 @@ std::optional<TraceRecord> TraceReader::next() {
                          fmt::format("payload length {} does not fit its type: {} is at least {} bytes",
                                      payload_bytes, described, minimum));
     };
+    // Sizes are checked here, before any reader of the trace loops over or allocates for them.
+    const auto check_span = [&](std::string_view field, std::uint64_t address, std::uint64_t bytes,
+                                std::size_t operand = 0) {
+      if (address <= kTraceAddressLimit && bytes <= kTraceAddressLimit - address) return true;
+      return fail_record(
+          type, record_start,
+          fmt::format("{}{} {:#x} + {} bytes passes {:#x}, the end of any address space CUDA uses; the file "
+                      "is corrupt",
+                      field, field == "operand" ? fmt::format(" {}", operand) : "", address, bytes,
+                      kTraceAddressLimit));
+    };
     if (!fill(static_cast<std::size_t>(record_bytes))) return std::nullopt;
     PayloadParser p(input_.data() + cursor_ + kRecordHeaderBytes);
     std::optional<TraceRecord> record;
@@ -886,6 +889,7 @@ std::optional<TraceRecord> TraceReader::next() {
                       fmt::format("direction {} is not a migration direction", direction));
           return std::nullopt;
         }
+        if (!check_span("address", migration.address, migration.bytes)) return std::nullopt;
         migration.direction = static_cast<MigrationDirection>(direction);
         migration.cause = cause <= static_cast<std::uint8_t>(MigrationCause::deepum_prefetch_done)
                               ? static_cast<MigrationCause>(cause)
@@ -904,6 +908,7 @@ std::optional<TraceRecord> TraceReader::next() {
           fail_record(type, record_start, fmt::format("kind {} is not a range event kind", kind));
           return std::nullopt;
         }
+        if (!check_span("address", range.address, range.bytes)) return std::nullopt;
         range.kind = static_cast<RangeEvent::Kind>(kind);
         record = range;
         break;
@@ -919,6 +924,7 @@ std::optional<TraceRecord> TraceReader::next() {
           fail_record(type, record_start, fmt::format("kind {} is not a hint kind", kind));
           return std::nullopt;
         }
+        if (!check_span("address", hint.address, hint.bytes)) return std::nullopt;
         hint.kind = static_cast<Hint::Kind>(kind);
         record = hint;
         break;
@@ -959,6 +965,7 @@ std::optional<TraceRecord> TraceReader::next() {
         for (std::size_t i = 0; i < count; ++i) {
           operands.pointers[i] = p.u64();
           operands.extents[i] = p.u64();
+          if (!check_span("operand", operands.pointers[i], operands.extents[i], i)) return std::nullopt;
         }
         record = std::move(operands);
         break;
@@ -987,6 +994,9 @@ std::optional<TraceRecord> TraceReader::next() {
                                   copy.operand_count, CopyLaunch::kMaxOperands));
           return std::nullopt;
         }
+        for (std::size_t i = 0; i < copy.operand_count; ++i) {
+          if (!check_span("operand", copy.operands[i], copy.bytes, i)) return std::nullopt;
+        }
         record = copy;
         break;
       }
@@ -1003,6 +1013,7 @@ std::optional<TraceRecord> TraceReader::next() {
         buffer.address = p.u64();
         buffer.bytes = p.u64();
         buffer.stream = p.u64();
+        if (!check_span("address", buffer.address, buffer.bytes)) return std::nullopt;
         record = buffer;
         break;
       }
