@@ -172,7 +172,7 @@ bool BufferedOutput::open(const std::string& path) noexcept {
     }
   }
   try {
-    buffer_.resize(kBufferBytes);
+    buffer_ = std::make_unique_for_overwrite<char[]>(kBufferBytes);
   } catch (...) {
     std::fclose(file_);
     file_ = nullptr;
@@ -189,7 +189,7 @@ bool BufferedOutput::open(std::ostream& stream, std::string name) noexcept {
   try {
     error_.clear();
     name_ = std::move(name);
-    buffer_.resize(kBufferBytes);
+    buffer_ = std::make_unique_for_overwrite<char[]>(kBufferBytes);
   } catch (...) {
     return fail("out of memory");
   }
@@ -215,9 +215,9 @@ bool BufferedOutput::write(const void* data, std::size_t bytes) noexcept {
   if (!is_open()) return fail("nothing is open");
   const char* from = static_cast<const char*>(data);
   while (bytes > 0) {
-    if (used_ == buffer_.size() && !flush()) return false;
-    const std::size_t take = std::min(bytes, buffer_.size() - used_);
-    std::memcpy(buffer_.data() + used_, from, take);
+    if (used_ == kBufferBytes && !flush()) return false;
+    const std::size_t take = std::min(bytes, kBufferBytes - used_);
+    std::memcpy(buffer_.get() + used_, from, take);
     used_ += take;
     from += take;
     bytes -= take;
@@ -229,7 +229,7 @@ bool BufferedOutput::flush() noexcept {
   if (used_ == 0 || failed()) return !failed();
   if (getpid() != owner_) return fail("a forked child does not write its parent's file");
   if (file_ != nullptr) {
-    if (std::fwrite(buffer_.data(), 1, used_, file_) != used_) {
+    if (std::fwrite(buffer_.get(), 1, used_, file_) != used_) {
       try {
         return fail(fmt::format("writing {}: {}", name_, errno_text()));
       } catch (...) {
@@ -238,7 +238,7 @@ bool BufferedOutput::flush() noexcept {
     }
   } else {
     try {
-      stream_->write(buffer_.data(), static_cast<std::streamsize>(used_));
+      stream_->write(buffer_.get(), static_cast<std::streamsize>(used_));
       if (!*stream_) return fail(fmt::format("writing {} failed", name_));
     } catch (...) {
       return fail("writing the output stream failed");
@@ -268,7 +268,7 @@ bool BufferedOutput::close() noexcept {
     }
     stream_ = nullptr;
   }
-  std::vector<char>().swap(buffer_);
+  buffer_.reset();
   used_ = 0;
   return !failed();
 }

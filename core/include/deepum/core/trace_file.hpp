@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -106,7 +107,7 @@ class BufferedOutput {
   std::ostream* stream_ = nullptr;
   pid_t owner_ = 0;
   std::string name_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;  // kBufferBytes, left uninitialized: only what is written is read
   std::size_t used_ = 0;
   std::string error_;
 };
