@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <initializer_list>
 #include <string>
@@ -15,9 +16,7 @@
 #include "deepum/config/config.hpp"
 #include "deepum/config/keys.hpp"
 #include "deepum/config/render.hpp"
-#include "deepum/core/perfetto_writer.hpp"
-#include "deepum/core/residency_replay.hpp"
-#include "deepum/core/trace_file.hpp"
+#include "deepum/core/trace_commands.hpp"
 
 namespace {
 
@@ -137,105 +136,7 @@ int run(const std::vector<std::string>& args) {
   return 127;
 }
 
-std::string read_file(const std::string& path, std::string* error) {
-  std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) {
-    *error = path + ": " + std::strerror(errno);
-    return {};
-  }
-  std::string text;
-  char chunk[1 << 16];
-  for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, file)) > 0;) text.append(chunk, n);
-  std::fclose(file);
-  return text;
-}
-
-int trace_command(const std::vector<std::string>& args) {
-  using namespace deepum::core;
-  const std::string verb = args.empty() ? "" : args[0];
-  if ((verb == "check" || verb == "summary") && args.size() == 2) {
-    const std::string compact = verb == "check" ? args[1] + ".dtrace" : args[1];
-    const TraceReadResult result = read_trace(compact);
-    if (!result) {
-      std::fprintf(stderr, "%s\n", result.error.c_str());
-      return 1;
-    }
-    std::printf("%s: valid\n%s", compact.c_str(), summarize(*result.trace).c_str());
-    if (verb == "summary") return 0;
-    const std::string json_path = args[1] + ".perfetto.json";
-    std::string error;
-    const std::string json = read_file(json_path, &error);
-    if (error.empty()) error = validate_perfetto_json(json);
-    if (!error.empty()) {
-      std::fprintf(stderr, "%s: %s\n", json_path.c_str(), error.c_str());
-      return 1;
-    }
-    std::printf("%s: valid Perfetto JSON (%zu bytes)\n", json_path.c_str(), json.size());
-    return 0;
-  }
-  if (verb == "convert" && args.size() == 3) {
-    const TraceReadResult result = read_trace(args[1]);
-    std::string error = result ? std::string() : result.error;
-    if (result && !write_perfetto_json(*result.trace, args[2], &error) && error.empty())
-      error = "write failed";
-    if (!error.empty()) {
-      std::fprintf(stderr, "%s\n", error.c_str());
-      return 1;
-    }
-    std::printf("wrote %s\n", args[2].c_str());
-    return 0;
-  }
-  if (verb == "residency" && (args.size() == 3 || (args.size() == 5 && args[3] == "--timeline"))) {
-    long interval_ms = 0;
-    if (args.size() == 5) {
-      char* end = nullptr;
-      interval_ms = std::strtol(args[4].c_str(), &end, 10);
-      if (end == args[4].c_str() || *end != '\0' || interval_ms <= 0 || interval_ms > 60'000) {
-        std::fprintf(stderr, "deepum: trace residency: --timeline %s: give whole milliseconds, 1 to 60000\n",
-                     args[4].c_str());
-        return 2;
-      }
-    }
-    std::string why;
-    const std::optional<deepum::config::SizeSpec> limit = deepum::config::parse_size(args[2], &why);
-    if (!limit || limit->is_percent()) {
-      std::fprintf(
-          stderr, "deepum: trace residency: LIMIT %s: %s\n", args[2].c_str(),
-          limit ? "a percentage needs the GPU's size; give bytes or a size such as 3.75GiB" : why.c_str());
-      return 2;
-    }
-    const TraceReadResult result = read_trace(args[1]);
-    if (!result) {
-      std::fprintf(stderr, "%s\n", result.error.c_str());
-      return 1;
-    }
-    std::vector<ResidencyInterval> timeline;
-    const Timestamp interval_ns = static_cast<Timestamp>(interval_ms) * 1'000'000;
-    std::printf("%s",
-                describe(replay_residency(*result.trace, limit->resolve(0), &timeline, interval_ns)).c_str());
-    if (interval_ms != 0) {
-      constexpr double kMiBytes = 1 << 20;
-      std::printf("ms,resident_mib,estimated_mib,to_gpu_mib,to_host_mib,evictions_asked_mib\n");
-      for (const ResidencyInterval& i : timeline) {
-        std::printf(
-            "%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", static_cast<double>(i.start) / 1e6,
-            static_cast<double>(i.resident_max) / kMiBytes, static_cast<double>(i.estimated_max) / kMiBytes,
-            static_cast<double>(i.to_gpu_bytes) / kMiBytes, static_cast<double>(i.to_host_bytes) / kMiBytes,
-            static_cast<double>(i.evictions_asked_bytes) / kMiBytes);
-      }
-    }
-    return 0;
-  }
-  std::fprintf(
-      stderr,
-      "deepum: trace check PREFIX | trace summary FILE | trace convert FILE OUT | trace residency FILE "
-      "LIMIT [--timeline MS]\n");
-  return 2;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
+int deepum_main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
@@ -250,7 +151,21 @@ int main(int argc, char** argv) {
   if (!take_config_option(args)) return 2;
   if (command == "run") return run(args);
   if (command == "config") return show_config(args);
-  if (command == "trace") return trace_command(args);
+  if (command == "trace") return deepum::core::run_trace_command(args, stdout, stderr);
   std::fprintf(stderr, "deepum: unknown command \"%s\"\n\n%s", command.c_str(), kUsage);
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Whatever escapes a command ends in a message and a status, never in std::terminate.
+  try {
+    return deepum_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "deepum: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "deepum: an unexpected error\n");
+  }
+  return 1;
 }

@@ -9,7 +9,12 @@ if(DEEPUM_WARNINGS_AS_ERRORS)
 endif()
 
 add_library(deepum_sanitizers INTERFACE)
-if(DEEPUM_SANITIZE)
+if(DEEPUM_FUZZ)
+  # Coverage for libFuzzer in every library a fuzz target links; each target adds the fuzzer's main.
+  target_compile_options(deepum_sanitizers INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+    -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  target_link_options(deepum_sanitizers INTERFACE -fsanitize=address,undefined)
+elseif(DEEPUM_SANITIZE)
   target_compile_options(deepum_sanitizers INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
     -fno-sanitize-recover=all)
   target_link_options(deepum_sanitizers INTERFACE -fsanitize=address,undefined)

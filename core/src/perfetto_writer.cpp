@@ -436,7 +436,11 @@ bool PerfettoJsonWriter::finish() noexcept {
   return output_.close() && written;
 }
 
-bool write_perfetto_json(const Trace& trace, const std::string& path, std::string* error) {
+namespace {
+
+// Writes the trace's events in time order into a writer that `open` opens with the base time.
+template <typename Open>
+bool convert(const Trace& trace, Open&& open, std::string* error) {
   // Time order keeps the events readable and each launch ahead of its execution, so the writer
   // holds only the launches in flight.
   enum class Kind : std::uint8_t { launch, execution, fault, migration, range, hint, sample, buffer };
@@ -467,7 +471,7 @@ bool write_perfetto_json(const Trace& trace, const std::string& path, std::strin
 
   PerfettoJsonWriter writer;
   const std::optional<TimeSpan> span = time_span(trace);
-  bool ok = writer.open(path, span ? std::optional<Timestamp>(span->first) : std::nullopt) &&
+  bool ok = open(writer, span ? std::optional<Timestamp>(span->first) : std::nullopt) &&
             writer.set_metadata(trace.header.metadata);
   for (const auto& [function, name] : trace.function_names) ok = ok && writer.define_function(function, name);
   for (const Item& item : items) {
@@ -502,6 +506,24 @@ bool write_perfetto_json(const Trace& trace, const std::string& path, std::strin
   ok = writer.finish() && ok;
   if (!ok && error != nullptr) *error = writer.error();
   return ok;
+}
+
+}  // namespace
+
+bool write_perfetto_json(const Trace& trace, const std::string& path, std::string* error) {
+  return convert(
+      trace,
+      [&path](PerfettoJsonWriter& writer, std::optional<Timestamp> base) { return writer.open(path, base); },
+      error);
+}
+
+bool write_perfetto_json(const Trace& trace, std::ostream& out, std::string* error) {
+  return convert(
+      trace,
+      [&out](PerfettoJsonWriter& writer, std::optional<Timestamp> base) {
+        return writer.open(out, "<stream>", base);
+      },
+      error);
 }
 
 // ---- Validation ----
@@ -570,15 +592,7 @@ std::string validate_event(const json& event, std::map<std::int64_t, std::string
   return {};
 }
 
-}  // namespace
-
-std::string validate_perfetto_json(std::string_view json_text) {
-  json document;
-  try {
-    document = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    return fmt::format("not valid JSON: {}", e.what());
-  }
+std::string validate_document(const json& document) {
   if (!document.is_object()) return "the document is not a JSON object";
   if (!document.contains("traceEvents") || !document["traceEvents"].is_array())
     return "no \"traceEvents\" array";
@@ -619,6 +633,19 @@ std::string validate_perfetto_json(std::string_view json_text) {
     }
   }
   return {};
+}
+
+}  // namespace
+
+std::string validate_perfetto_json(std::string_view json_text) {
+  try {
+    // A number past a double's range (1E400) is an out_of_range error, not a parse_error.
+    return validate_document(json::parse(json_text));
+  } catch (const json::exception& e) {
+    return fmt::format("not valid JSON: {}", e.what());
+  } catch (const std::bad_alloc&) {
+    return "not enough memory to hold the document";
+  }
 }
 
 }  // namespace deepum::core

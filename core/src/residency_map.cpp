@@ -10,16 +10,12 @@ ResidencyMap::Block* ResidencyMap::find(BlockId block) {
   return it == blocks_.end() ? nullptr : &it->second;
 }
 
-template <typename Fn>
-void ResidencyMap::for_each_block(std::uint64_t address, std::uint64_t bytes, Fn&& fn) {
-  if (bytes == 0) return;
-  const std::uint64_t end = address + bytes;
-  for (BlockId id = block_of(address); id <= block_of(end - 1); ++id) {
-    fn(id, std::max(address, block_base(id)), std::min(end, block_base(id) + kBlockBytes));
-  }
+namespace {
+// One past the range's last byte, or the top of the address space for a range claiming more.
+std::uint64_t range_end(std::uint64_t address, std::uint64_t bytes) {
+  return bytes > UINT64_MAX - address ? UINT64_MAX : address + bytes;
 }
 
-namespace {
 // The bits of a block's 64 KB pages that [lo, hi) (inside the block) overlaps.
 std::uint32_t page_bits(std::uint64_t lo, std::uint64_t hi) {
   const std::uint64_t first = (lo % kBlockBytes) / ResidencyMap::kPageBytes;
@@ -29,6 +25,39 @@ std::uint32_t page_bits(std::uint64_t lo, std::uint64_t hi) {
                                     << first);
 }
 }  // namespace
+
+template <typename Fn>
+void ResidencyMap::for_each_block(std::uint64_t address, std::uint64_t bytes, Fn&& fn) {
+  if (bytes == 0) return;
+  const std::uint64_t end = range_end(address, bytes);
+  for (BlockId id = block_of(address); id <= block_of(end - 1); ++id) {
+    fn(id, std::max(address, block_base(id)), std::min(end, block_base(id) + kBlockBytes));
+  }
+}
+
+template <typename Fn>
+void ResidencyMap::for_each_tracked_block(std::uint64_t address, std::uint64_t bytes, Fn&& fn) {
+  if (bytes == 0) return;
+  const std::uint64_t end = range_end(address, bytes);
+  const BlockId first = block_of(address), last = block_of(end - 1);
+  const auto visit = [&](BlockId id) {
+    // Looked up again for each: fn may erase blocks.
+    if (Block* block = find(id))
+      fn(id, *block, std::max(address, block_base(id)), std::min(end, block_base(id) + kBlockBytes));
+  };
+  if (last - first < blocks_.size()) {
+    for (BlockId id = first; id <= last; ++id) visit(id);
+    return;
+  }
+  // A range wider than the map holds (a damaged trace's record can claim most of the address
+  // space): walk the blocks held instead, in address order as above.
+  std::vector<BlockId> held;
+  for (const auto& entry : blocks_) {
+    if (entry.first >= first && entry.first <= last) held.push_back(entry.first);
+  }
+  std::sort(held.begin(), held.end());
+  for (BlockId id : held) visit(id);
+}
 
 void ResidencyMap::set_gpu_bytes(BlockId id, Block& block, std::uint64_t bytes) {
   bytes = std::min(bytes, block.capacity);
@@ -88,27 +117,25 @@ void ResidencyMap::on_range_allocated(std::uint64_t address, std::uint64_t bytes
 
 void ResidencyMap::on_range_freed(std::uint64_t address, std::uint64_t bytes) {
   if (ranges_.erase(address) == 0) return;
-  for_each_block(address, bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
-    Block* block = find(id);
-    if (block == nullptr) return;
+  for_each_tracked_block(address, bytes, [&](BlockId id, Block& block, std::uint64_t lo, std::uint64_t hi) {
     const std::uint64_t overlap = hi - lo;
     // A block shared with a live range keeps only what was learned of that range's pages.
-    block->touched_pages &= ~page_bits(lo, hi);
-    set_resident(id, *block, lo, hi, false);
-    const std::uint64_t capacity = block->capacity > overlap ? block->capacity - overlap : 0;
+    block.touched_pages &= ~page_bits(lo, hi);
+    set_resident(id, block, lo, hi, false);
+    const std::uint64_t capacity = block.capacity > overlap ? block.capacity - overlap : 0;
     if (capacity == 0) {
-      set_gpu_bytes(id, *block, 0);
+      set_gpu_bytes(id, block, 0);
       blocks_.erase(id);
       return;
     }
-    block->capacity = capacity;
-    set_gpu_bytes(id, *block, block->gpu_bytes);  // clamps to the smaller capacity
+    block.capacity = capacity;
+    set_gpu_bytes(id, block, block.gpu_bytes);  // clamps to the smaller capacity
   });
 }
 
 void ResidencyMap::mark_touched(std::uint64_t address, std::uint64_t bytes) {
-  for_each_block(address, bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
-    if (Block* block = find(id)) block->touched_pages |= page_bits(lo, hi);
+  for_each_tracked_block(address, bytes, [](BlockId, Block& block, std::uint64_t lo, std::uint64_t hi) {
+    block.touched_pages |= page_bits(lo, hi);
   });
 }
 
@@ -126,14 +153,15 @@ void ResidencyMap::on_migration(const Migration& migration) {
   const bool to_gpu = migration.direction == MigrationDirection::host_to_device;
   // What the program pulled in itself (not deepum's prefetches, whose cause is `prefetch`).
   if (to_gpu && migration.cause != MigrationCause::prefetch) mark_touched(migration.address, migration.bytes);
-  for_each_block(migration.address, migration.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
-    Block* block = find(id);
-    if (block == nullptr || migration.start < block->last_hint) return;
-    // Whatever the cause (the driver's fault-time prefetching reports `prefetch` too): granules
-    // deepum already counted for its own hints stay counted once.
-    if (to_gpu) touch(id, *block, migration.start);
-    set_resident(id, *block, lo, hi, to_gpu);
-  });
+  for_each_tracked_block(migration.address, migration.bytes,
+                         [&](BlockId id, Block& block, std::uint64_t lo, std::uint64_t hi) {
+                           if (migration.start < block.last_hint) return;
+                           // Whatever the cause (the driver's fault-time prefetching reports
+                           // `prefetch` too): granules deepum already counted for its own hints
+                           // stay counted once.
+                           if (to_gpu) touch(id, block, migration.start);
+                           set_resident(id, block, lo, hi, to_gpu);
+                         });
 }
 
 void ResidencyMap::on_use(std::uint64_t address, Timestamp time) {
@@ -141,22 +169,20 @@ void ResidencyMap::on_use(std::uint64_t address, Timestamp time) {
 }
 
 void ResidencyMap::on_evicted(const AddressRange& range, Timestamp time) {
-  for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
-    if (Block* block = find(id)) {
-      block->last_hint = std::max(block->last_hint, time);
-      set_resident(id, *block, lo, hi, false);
-    }
-  });
+  for_each_tracked_block(range.address, range.bytes,
+                         [&](BlockId id, Block& block, std::uint64_t lo, std::uint64_t hi) {
+                           block.last_hint = std::max(block.last_hint, time);
+                           set_resident(id, block, lo, hi, false);
+                         });
 }
 
 void ResidencyMap::on_prefetched(const AddressRange& range, Timestamp time) {
-  for_each_block(range.address, range.bytes, [&](BlockId id, std::uint64_t lo, std::uint64_t hi) {
-    if (Block* block = find(id)) {
-      touch(id, *block, time);
-      block->last_hint = std::max(block->last_hint, time);
-      set_resident(id, *block, lo, hi, true);
-    }
-  });
+  for_each_tracked_block(range.address, range.bytes,
+                         [&](BlockId id, Block& block, std::uint64_t lo, std::uint64_t hi) {
+                           touch(id, block, time);
+                           block.last_hint = std::max(block.last_hint, time);
+                           set_resident(id, block, lo, hi, true);
+                         });
 }
 
 std::uint64_t ResidencyMap::touched_bytes(BlockId block) const {

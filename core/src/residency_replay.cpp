@@ -97,8 +97,45 @@ void TimeOrderedResidency::advance(Timestamp now) {
 
 void TimeOrderedResidency::finish() { replay_up_to(UINT64_MAX); }
 
+namespace {
+
+// The 2 MB blocks the trace's ranges ever cover, each counted once: however its frees and reuses
+// of addresses go, the most blocks a replay's map can hold at once.
+std::uint64_t blocks_ever_covered(const std::vector<RangeEvent>& ranges) {
+  std::vector<std::pair<BlockId, BlockId>> spans;  // first, last
+  for (const RangeEvent& range : ranges) {
+    if (range.kind != RangeEvent::Kind::allocated || range.bytes == 0) continue;
+    const std::uint64_t last_byte =
+        range.bytes - 1 > UINT64_MAX - range.address ? UINT64_MAX : range.address + (range.bytes - 1);
+    spans.emplace_back(block_of(range.address), block_of(last_byte));
+  }
+  std::sort(spans.begin(), spans.end());
+  std::uint64_t blocks = 0;
+  BlockId covered_up_to = 0;  // one past the last block counted
+  for (const auto& [first, last] : spans) {
+    const BlockId from = std::max(first, covered_up_to);
+    if (last >= from) blocks += last - from + 1;
+    covered_up_to = std::max(covered_up_to, last + 1);
+  }
+  return blocks;
+}
+
+}  // namespace
+
 ResidencyReplay replay_residency(const Trace& trace, std::uint64_t limit_bytes,
-                                 std::vector<ResidencyInterval>* timeline, Timestamp interval_ns) {
+                                 std::vector<ResidencyInterval>* timeline, Timestamp interval_ns,
+                                 std::uint64_t max_managed_bytes) {
+  if (const std::uint64_t blocks = blocks_ever_covered(trace.ranges);
+      blocks > max_managed_bytes / kBlockBytes) {
+    ResidencyReplay refused;
+    refused.limit_bytes = limit_bytes;
+    const std::uint64_t covered = blocks > UINT64_MAX / kBlockBytes ? UINT64_MAX : blocks * kBlockBytes;
+    refused.error = fmt::format(
+        "its managed ranges cover {} of address space (in 2 MB blocks, each counted once), more than "
+        "the {} a replay holds",
+        format_bytes(covered), format_bytes(max_managed_bytes));
+    return refused;
+  }
   TimeOrderedResidency replay(limit_bytes, 0);
   Timestamp origin = UINT64_MAX;
   for (const Migration& migration : trace.migrations) {

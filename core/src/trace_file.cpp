@@ -1,7 +1,6 @@
 #include "deepum/core/trace_file.hpp"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <ostream>
 #include <set>
 
+#include "deepum/core/input_file.hpp"
 #include "deepum/core/output_file.hpp"
 #include "deepum/core/statistics.hpp"
 
@@ -180,7 +180,7 @@ bool BufferedOutput::open(const std::string& path) noexcept {
     }
   }
   try {
-    buffer_.resize(kBufferBytes);
+    buffer_ = std::make_unique_for_overwrite<char[]>(kBufferBytes);
   } catch (...) {
     std::fclose(file_);
     file_ = nullptr;
@@ -197,7 +197,7 @@ bool BufferedOutput::open(std::ostream& stream, std::string name) noexcept {
   try {
     error_.clear();
     name_ = std::move(name);
-    buffer_.resize(kBufferBytes);
+    buffer_ = std::make_unique_for_overwrite<char[]>(kBufferBytes);
   } catch (...) {
     return fail("out of memory");
   }
@@ -223,9 +223,9 @@ bool BufferedOutput::write(const void* data, std::size_t bytes) noexcept {
   if (!is_open()) return fail("nothing is open");
   const char* from = static_cast<const char*>(data);
   while (bytes > 0) {
-    if (used_ == buffer_.size() && !flush()) return false;
-    const std::size_t take = std::min(bytes, buffer_.size() - used_);
-    std::memcpy(buffer_.data() + used_, from, take);
+    if (used_ == kBufferBytes && !flush()) return false;
+    const std::size_t take = std::min(bytes, kBufferBytes - used_);
+    std::memcpy(buffer_.get() + used_, from, take);
     used_ += take;
     from += take;
     bytes -= take;
@@ -237,7 +237,7 @@ bool BufferedOutput::flush() noexcept {
   if (used_ == 0 || failed()) return !failed();
   if (getpid() != owner_) return fail("a forked child does not write its parent's file");
   if (file_ != nullptr) {
-    if (std::fwrite(buffer_.data(), 1, used_, file_) != used_) {
+    if (std::fwrite(buffer_.get(), 1, used_, file_) != used_) {
       try {
         return fail(fmt::format("writing {}: {}", name_, errno_text()));
       } catch (...) {
@@ -246,7 +246,7 @@ bool BufferedOutput::flush() noexcept {
     }
   } else {
     try {
-      stream_->write(buffer_.data(), static_cast<std::streamsize>(used_));
+      stream_->write(buffer_.get(), static_cast<std::streamsize>(used_));
       if (!*stream_) return fail(fmt::format("writing {} failed", name_));
     } catch (...) {
       return fail("writing the output stream failed");
@@ -276,7 +276,7 @@ bool BufferedOutput::close() noexcept {
     }
     stream_ = nullptr;
   }
-  std::vector<char>().swap(buffer_);
+  buffer_.reset();
   used_ = 0;
   return !failed();
 }
@@ -527,18 +527,10 @@ void TraceReader::close_file() {
 bool TraceReader::open(const std::string& path) {
   close_file();
   name_ = path;
-  file_ = std::fopen(path.c_str(), "rbe");
-  if (file_ == nullptr) {
-    error_ = fmt::format("{}: cannot open: {}", path, errno_text());
-    return false;
-  }
+  error_.clear();
+  file_ = open_regular_file(path, input_size_, error_);
+  if (file_ == nullptr) return false;
   std::setvbuf(file_, nullptr, _IONBF, 0);  // we read in large chunks ourselves
-  struct stat info {};
-  if (fstat(fileno(file_), &info) != 0) {
-    error_ = fmt::format("{}: cannot stat: {}", path, errno_text());
-    return false;
-  }
-  input_size_ = static_cast<std::uint64_t>(info.st_size);
   buffer_.resize(kChunkBytes);
   input_ = {buffer_.data(), 0};
   return start();
@@ -788,6 +780,17 @@ std::optional<TraceRecord> TraceReader::next() {
                          fmt::format("payload length {} does not fit its type: {} is at least {} bytes",
                                      payload_bytes, described, minimum));
     };
+    // Sizes are checked here, before any reader of the trace loops over or allocates for them.
+    const auto check_span = [&](std::string_view field, std::uint64_t address, std::uint64_t bytes,
+                                std::size_t operand = 0) {
+      if (address <= kTraceAddressLimit && bytes <= kTraceAddressLimit - address) return true;
+      return fail_record(
+          type, record_start,
+          fmt::format("{}{} {:#x} + {} bytes passes {:#x}, the end of any address space CUDA uses; the file "
+                      "is corrupt",
+                      field, field == "operand" ? fmt::format(" {}", operand) : "", address, bytes,
+                      kTraceAddressLimit));
+    };
     if (!fill(static_cast<std::size_t>(record_bytes))) return std::nullopt;
     PayloadParser p(input_.data() + cursor_ + kRecordHeaderBytes);
     std::optional<TraceRecord> record;
@@ -894,6 +897,7 @@ std::optional<TraceRecord> TraceReader::next() {
                       fmt::format("direction {} is not a migration direction", direction));
           return std::nullopt;
         }
+        if (!check_span("address", migration.address, migration.bytes)) return std::nullopt;
         migration.direction = static_cast<MigrationDirection>(direction);
         migration.cause = cause <= static_cast<std::uint8_t>(MigrationCause::deepum_prefetch_done)
                               ? static_cast<MigrationCause>(cause)
@@ -912,6 +916,7 @@ std::optional<TraceRecord> TraceReader::next() {
           fail_record(type, record_start, fmt::format("kind {} is not a range event kind", kind));
           return std::nullopt;
         }
+        if (!check_span("address", range.address, range.bytes)) return std::nullopt;
         range.kind = static_cast<RangeEvent::Kind>(kind);
         record = range;
         break;
@@ -927,6 +932,7 @@ std::optional<TraceRecord> TraceReader::next() {
           fail_record(type, record_start, fmt::format("kind {} is not a hint kind", kind));
           return std::nullopt;
         }
+        if (!check_span("address", hint.address, hint.bytes)) return std::nullopt;
         hint.kind = static_cast<Hint::Kind>(kind);
         record = hint;
         break;
@@ -967,6 +973,7 @@ std::optional<TraceRecord> TraceReader::next() {
         for (std::size_t i = 0; i < count; ++i) {
           operands.pointers[i] = p.u64();
           operands.extents[i] = p.u64();
+          if (!check_span("operand", operands.pointers[i], operands.extents[i], i)) return std::nullopt;
         }
         record = std::move(operands);
         break;
@@ -995,6 +1002,9 @@ std::optional<TraceRecord> TraceReader::next() {
                                   copy.operand_count, CopyLaunch::kMaxOperands));
           return std::nullopt;
         }
+        for (std::size_t i = 0; i < copy.operand_count; ++i) {
+          if (!check_span("operand", copy.operands[i], copy.bytes, i)) return std::nullopt;
+        }
         record = copy;
         break;
       }
@@ -1011,6 +1021,7 @@ std::optional<TraceRecord> TraceReader::next() {
         buffer.address = p.u64();
         buffer.bytes = p.u64();
         buffer.stream = p.u64();
+        if (!check_span("address", buffer.address, buffer.bytes)) return std::nullopt;
         record = buffer;
         break;
       }

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
 #include "deepum/config/config.hpp"
+#include "deepum/core/input_file.hpp"
+#include "deepum/core/trace_file.hpp"
 
 namespace deepum::sim {
 
@@ -36,40 +37,63 @@ MachineModel MachineModel::h200() {
   return m;
 }
 
+namespace {
+// Nanoseconds as a whole count, the largest for anything past it (or not a number): a converted
+// double out of range is undefined behaviour.
+std::uint64_t saturated_ns(double ns) {
+  constexpr double kLimit = 18446744073709549568.0;  // the largest double below 2^64
+  if (!(ns > 0.0)) return 0;
+  return ns >= kLimit ? UINT64_MAX : static_cast<std::uint64_t>(ns);
+}
+}  // namespace
+
 std::uint64_t transfer_ns(std::uint64_t bytes, double gb_per_s) {
   if (bytes == 0) return 0;
-  return static_cast<std::uint64_t>(std::ceil(static_cast<double>(bytes) / gb_per_s));
+  return saturated_ns(std::ceil(static_cast<double>(bytes) / gb_per_s));
 }
 
-std::uint64_t us_to_ns(double us) { return static_cast<std::uint64_t>(std::llround(us * 1000.0)); }
+std::uint64_t us_to_ns(double us) { return saturated_ns(std::round(us * 1000.0)); }
 
 namespace {
 
 using Json = nlohmann::json;
 
+// The figures a model may hold: host times up to a second per call and rates of at least 1 MB/s,
+// so that a simulated time stays far from overflowing.
+struct Bounds {
+  double low, high;
+  std::string_view text;
+};
+constexpr Bounds kHostTime{0.0, 1e6, "0 to 1000000 us"};
+constexpr Bounds kRate{1e-3, std::numeric_limits<double>::max(), "a finite rate of at least 0.001 GB/s"};
+
 struct DoubleKey {
   std::string_view name;
   double MachineModel::*field;
-  bool zero_allowed;  // host times may be 0; bandwidths may not
+  const Bounds& bounds;
 };
 
 constexpr DoubleKey kDoubleKeys[] = {
-    {"prefetch_h2d_gb_per_s", &MachineModel::prefetch_h2d_gb_per_s, false},
-    {"prefetch_d2h_gb_per_s", &MachineModel::prefetch_d2h_gb_per_s, false},
-    {"prefetch_h2d_call_us", &MachineModel::prefetch_h2d_call_us, true},
-    {"prefetch_d2h_call_us", &MachineModel::prefetch_d2h_call_us, true},
-    {"fault_h2d_gb_per_s", &MachineModel::fault_h2d_gb_per_s, false},
-    {"evict_d2h_gb_per_s", &MachineModel::evict_d2h_gb_per_s, false},
-    {"fault_us", &MachineModel::fault_us, true},
-    {"discard_call_us", &MachineModel::discard_call_us, true},
-    {"discard_gb_per_s", &MachineModel::discard_gb_per_s, false},
-    {"launch_us", &MachineModel::launch_us, true},
-    {"copy_h2d_gb_per_s", &MachineModel::copy_h2d_gb_per_s, false},
-    {"copy_d2h_gb_per_s", &MachineModel::copy_d2h_gb_per_s, false},
-    {"copy_call_us", &MachineModel::copy_call_us, true},
-    {"place_call_us", &MachineModel::place_call_us, true},
-    {"place_gb_per_s", &MachineModel::place_gb_per_s, false},
+    {"prefetch_h2d_gb_per_s", &MachineModel::prefetch_h2d_gb_per_s, kRate},
+    {"prefetch_d2h_gb_per_s", &MachineModel::prefetch_d2h_gb_per_s, kRate},
+    {"prefetch_h2d_call_us", &MachineModel::prefetch_h2d_call_us, kHostTime},
+    {"prefetch_d2h_call_us", &MachineModel::prefetch_d2h_call_us, kHostTime},
+    {"fault_h2d_gb_per_s", &MachineModel::fault_h2d_gb_per_s, kRate},
+    {"evict_d2h_gb_per_s", &MachineModel::evict_d2h_gb_per_s, kRate},
+    {"fault_us", &MachineModel::fault_us, kHostTime},
+    {"discard_call_us", &MachineModel::discard_call_us, kHostTime},
+    {"discard_gb_per_s", &MachineModel::discard_gb_per_s, kRate},
+    {"launch_us", &MachineModel::launch_us, kHostTime},
+    {"copy_h2d_gb_per_s", &MachineModel::copy_h2d_gb_per_s, kRate},
+    {"copy_d2h_gb_per_s", &MachineModel::copy_d2h_gb_per_s, kRate},
+    {"copy_call_us", &MachineModel::copy_call_us, kHostTime},
+    {"place_call_us", &MachineModel::place_call_us, kHostTime},
+    {"place_gb_per_s", &MachineModel::place_gb_per_s, kRate},
 };
+// Past any GPU: no address space holds more.
+constexpr std::uint64_t kMaxCapacityBytes = core::kTraceAddressLimit;
+// A machine model is a few hundred bytes; a file far larger is not one.
+constexpr std::uint64_t kMaxMachineFileBytes = std::uint64_t{1} << 20;
 struct BoolKey {
   std::string_view name;
   bool MachineModel::*field;
@@ -105,7 +129,7 @@ MachineLoad parse_machine_model(std::string_view json_text, std::string_view nam
   Json document;
   try {
     document = Json::parse(json_text.begin(), json_text.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // out_of_range too: a number past a double's range (1E400)
     return failure(name, std::string("not valid JSON: ") + e.what());
   }
   if (!document.is_object()) {
@@ -133,10 +157,15 @@ MachineLoad parse_machine_model(std::string_view json_text, std::string_view nam
       if (model.capacity_bytes < (std::uint64_t{2} << 20)) {
         return failure(name, "key '" + key + "': the GPU must hold at least one 2 MB block");
       }
+      if (model.capacity_bytes > kMaxCapacityBytes) {
+        return failure(name, "key '" + key + "': " + std::to_string(model.capacity_bytes) +
+                                 " bytes is more than any address space holds (2^57 bytes)");
+      }
       continue;
     }
-    if (const auto flag = std::find_if(std::begin(kBoolKeys), std::end(kBoolKeys),
-                                       [&key](const BoolKey& candidate) { return candidate.name == key; });
+    if (const auto flag =
+            std::find_if(std::begin(kBoolKeys), std::end(kBoolKeys),
+                         [&wanted = key](const BoolKey& candidate) { return candidate.name == wanted; });
         flag != std::end(kBoolKeys)) {
       if (!value.is_boolean())
         return failure(name, "key '" + key + "': expected true or false, got " + type_name(value));
@@ -154,10 +183,10 @@ MachineLoad parse_machine_model(std::string_view json_text, std::string_view nam
       return failure(name, "key '" + key + "': expected a number, got " + type_name(value));
     }
     const double number = value.get<double>();
-    if (!std::isfinite(number) || number < 0.0 || (number == 0.0 && !known->zero_allowed)) {
-      return failure(name, "key '" + key + "': expected a " +
-                               (known->zero_allowed ? "number >= 0" : "positive number") + ", got " +
-                               value.dump());
+    const Bounds& bounds = known->bounds;
+    if (!(number >= bounds.low && number <= bounds.high)) {
+      return failure(name,
+                     "key '" + key + "': expected " + std::string(bounds.text) + ", got " + value.dump());
     }
     model.*(known->field) = number;
   }
@@ -165,11 +194,10 @@ MachineLoad parse_machine_model(std::string_view json_text, std::string_view nam
 }
 
 MachineLoad load_machine_model(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return failure(path, "cannot open the machine-model file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_machine_model(text.str(), path);
+  std::string error;
+  const std::optional<std::string> text = core::read_regular_file(path, kMaxMachineFileBytes, error);
+  if (!text) return MachineLoad{std::nullopt, error};
+  return parse_machine_model(*text, path);
 }
 
 std::string machine_model_json(const MachineModel& model) {

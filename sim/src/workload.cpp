@@ -45,7 +45,11 @@ void WorkloadBuilder::add(const core::KernelLaunch& launch) {
 }
 
 void WorkloadBuilder::add(const core::LaunchOperands& operands) { launch_operands_.push_back(operands); }
-void WorkloadBuilder::add(const core::CopyLaunch& copy) { copies_.push_back(copy); }
+void WorkloadBuilder::add(const core::CopyLaunch& copy) {
+  copies_.push_back(copy);
+  copies_.back().operand_count =
+      static_cast<std::uint16_t>(std::min<std::size_t>(copy.operand_count, core::CopyLaunch::kMaxOperands));
+}
 void WorkloadBuilder::add(const core::BufferEvent& buffer) { buffers_.push_back(buffer); }
 
 void WorkloadBuilder::add(const core::KernelExecution& execution) {
@@ -83,18 +87,65 @@ namespace {
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
 // The execution a fault at `time` belongs to, by core::FaultAttributor's rule: an execution whose
-// interval widened by the slack holds the time; among several, the one that started last.
-std::uint32_t covering(const std::vector<core::KernelExecution>& executions, Timestamp longest,
-                       Timestamp time) {
-  constexpr Timestamp slack = core::FaultAttributor::kSlackNs;
-  auto it = std::upper_bound(executions.begin(), executions.end(), time + slack,
-                             [](Timestamp t, const core::KernelExecution& e) { return t < e.start; });
-  while (it != executions.begin()) {
-    --it;
-    if (it->start + longest + slack < time) break;
-    if (it->end + slack >= time) return static_cast<std::uint32_t>(it - executions.begin());
+// interval widened by the slack holds the time; among several, the one that started last. Asked
+// for times in ascending order, it passes over the executions (sorted by start) once, however long
+// any of them claims to run.
+class CoveringExecution {
+ public:
+  explicit CoveringExecution(const std::vector<core::KernelExecution>& executions)
+      : executions_(executions) {}
+
+  std::uint32_t at(Timestamp time) {
+    constexpr Timestamp slack = core::FaultAttributor::kSlackNs;
+    // Candidates: executions started by time + slack, ends decreasing upwards. One ending no later
+    // than a later-started one never wins: whenever it covers a time, so does the later one.
+    while (next_ < executions_.size() && executions_[next_].start <= time + slack) {
+      while (!candidates_.empty() && end_of(candidates_.back()) <= executions_[next_].end)
+        candidates_.pop_back();
+      candidates_.push_back(next_++);
+    }
+    // Ended before this time (less the slack), so before every later one too.
+    while (!candidates_.empty() && end_of(candidates_.back()) + slack < time) candidates_.pop_back();
+    return candidates_.empty() ? kNone : static_cast<std::uint32_t>(candidates_.back());
   }
-  return kNone;
+
+ private:
+  Timestamp end_of(std::size_t e) const { return executions_[e].end; }
+
+  const std::vector<core::KernelExecution>& executions_;
+  std::size_t next_ = 0;
+  std::vector<std::size_t> candidates_;
+};
+
+struct ManagedPeak {
+  std::uint64_t bytes = 0;
+  Timestamp time = 0;
+};
+
+// The most bytes of managed ranges live at once, ranges in time order (an address allocated again
+// replaces its range), and when it was reached; once past `cap`, the first sum past it (saturated).
+ManagedPeak managed_peak(const std::vector<core::RangeEvent>& ranges, std::uint64_t cap) {
+  std::map<std::uint64_t, std::uint64_t> live;  // address -> bytes
+  std::uint64_t live_bytes = 0;                 // at most cap: no sum below overflows
+  ManagedPeak peak;
+  for (const core::RangeEvent& range : ranges) {
+    if (range.kind == core::RangeEvent::Kind::allocated) {
+      auto [it, inserted] = live.try_emplace(range.address, range.bytes);
+      if (!inserted) {
+        live_bytes -= it->second;
+        it->second = range.bytes;
+      }
+      if (range.bytes > cap - live_bytes) {
+        return {range.bytes > UINT64_MAX - live_bytes ? UINT64_MAX : live_bytes + range.bytes, range.time};
+      }
+      live_bytes += range.bytes;
+      if (live_bytes > peak.bytes) peak = {live_bytes, range.time};
+    } else if (auto it = live.find(range.address); it != live.end()) {
+      live_bytes -= it->second;
+      live.erase(it);
+    }
+  }
+  return peak;
 }
 
 // For each distinct pointer address (ascending), the end of the memory the tensor behind it can
@@ -136,6 +187,19 @@ std::vector<std::uint64_t> pointer_extent_ends(const std::vector<std::uint64_t>&
 
 Workload WorkloadBuilder::finish() {
   Workload w;
+  error_.clear();
+
+  // Ranges in time order: their peak first, since the replay holds an entry per block of it.
+  std::stable_sort(ranges_.begin(), ranges_.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
+  const ManagedPeak peak = managed_peak(ranges_, options_.max_managed_bytes);
+  if (peak.bytes > options_.max_managed_bytes) {
+    error_ = "its managed ranges hold " + std::to_string(peak.bytes) + " bytes at once (at time " +
+             std::to_string(peak.time) + "), more than the " + std::to_string(options_.max_managed_bytes) +
+             " a replay holds";
+    return w;
+  }
+  stats_.managed_peak_bytes = peak.bytes;
 
   std::stable_sort(executions_.begin(), executions_.end(), [](const auto& a, const auto& b) {
     return a.start != b.start ? a.start < b.start : a.correlation_id < b.correlation_id;
@@ -149,15 +213,14 @@ Workload WorkloadBuilder::finish() {
     return it != launches_.end() && it->first == e.correlation_id ? &it->second : nullptr;
   };
 
-  // Faults to executions.
-  Timestamp longest = 0;
-  for (const auto& e : executions_) longest = std::max(longest, e.end > e.start ? e.end - e.start : 0);
+  // Faults to executions, in time order.
   std::stable_sort(faults_.begin(), faults_.end(),
                    [](const auto& a, const auto& b) { return a.time < b.time; });
   std::vector<std::pair<std::uint32_t, BlockId>> raw;  // execution, block
   raw.reserve(faults_.size() + pointer_addresses_.size());
+  CoveringExecution covering(executions_);
   for (const FaultInfo& fault : faults_) {
-    const std::uint32_t e = covering(executions_, longest, fault.time);
+    const std::uint32_t e = covering.at(fault.time);
     if (e == kNone) {
       ++stats_.faults_unattributed;
       continue;
@@ -183,17 +246,34 @@ Workload WorkloadBuilder::finish() {
             [](const auto& a, const auto& b) { return a.correlation_id < b.correlation_id; });
   std::sort(copies_.begin(), copies_.end(),
             [](const auto& a, const auto& b) { return a.correlation_id < b.correlation_id; });
-  const auto named_span = [&raw](std::size_t e, std::uint64_t address, std::uint64_t bytes) {
-    const BlockId last = core::block_of(address + std::max<std::uint64_t>(bytes, 1) - 1);
-    for (BlockId b = core::block_of(address); b <= last; ++b)
-      raw.emplace_back(static_cast<std::uint32_t>(e), b);
+  // Checked before each is added: the spans come from the trace, and raw holds an entry per block.
+  const auto add_blocks = [&](std::size_t e, BlockId first, BlockId last) {
+    if (last < first) return true;
+    if (last - first >= options_.max_named_blocks - std::min(raw.size(), options_.max_named_blocks)) {
+      error_ = "its operations name more than " + std::to_string(options_.max_named_blocks) +
+               " (operation, 2 MB block) pairs, the most a replay holds; the last one counted, operation " +
+               std::to_string(e) + " (correlation id " + std::to_string(executions_[e].correlation_id) +
+               "), names " + std::to_string(last - first + 1) + " blocks";
+      return false;
+    }
+    for (BlockId b = first; b <= last; ++b) raw.emplace_back(static_cast<std::uint32_t>(e), b);
+    return true;
+  };
+  const auto named_span = [&](std::size_t e, std::uint64_t address, std::uint64_t bytes) {
+    const std::uint64_t reach = std::max<std::uint64_t>(bytes, 1) - 1;
+    const std::uint64_t last_byte = reach > UINT64_MAX - address ? UINT64_MAX : address + reach;
+    return add_blocks(e, core::block_of(address), core::block_of(last_byte));
   };
   for (std::size_t e = 0; e < executions_.size(); ++e) {
     if (const core::LaunchOperands* operands = operands_of(executions_[e])) {
-      for (std::size_t p = 0; p < operands->pointers.size(); ++p)
-        named_span(e, operands->pointers[p], operands->extents[p]);
+      for (std::size_t p = 0; p < operands->pointers.size(); ++p) {
+        const std::uint64_t extent = p < operands->extents.size() ? operands->extents[p] : 0;
+        if (!named_span(e, operands->pointers[p], extent)) return Workload{};
+      }
     } else if (const core::CopyLaunch* copy = copy_of(executions_[e])) {
-      for (std::uint16_t o = 0; o < copy->operand_count; ++o) named_span(e, copy->operands[o], copy->bytes);
+      for (std::uint16_t o = 0; o < copy->operand_count; ++o) {
+        if (!named_span(e, copy->operands[o], copy->bytes)) return Workload{};
+      }
     }
   }
   // The blocks a fault or a pointer names itself; extents add the rest of each pointer's tensor.
@@ -218,8 +298,7 @@ Workload WorkloadBuilder::finish() {
         const std::uint64_t address = pointer_addresses_[launch_of[e]->first_pointer + p];
         const std::size_t i = static_cast<std::size_t>(
             std::lower_bound(addresses.begin(), addresses.end(), address) - addresses.begin());
-        for (BlockId b = core::block_of(address) + 1; b <= core::block_of(ends[i] - 1); ++b)
-          raw.emplace_back(static_cast<std::uint32_t>(e), b);
+        if (!add_blocks(e, core::block_of(address) + 1, core::block_of(ends[i] - 1))) return Workload{};
       }
     }
   }
@@ -302,26 +381,16 @@ Workload WorkloadBuilder::finish() {
     w.pointer_offsets.push_back(static_cast<std::uint32_t>(w.pointers.size()));
   }
 
-  // Ranges: the peak of live bytes, and the blocks a free drops.
-  std::stable_sort(ranges_.begin(), ranges_.end(),
-                   [](const auto& a, const auto& b) { return a.time < b.time; });
+  // Ranges (in time order, sorted above): the blocks a free drops.
   std::map<std::uint64_t, std::uint64_t> live;  // address -> bytes
-  std::uint64_t live_bytes = 0;
   for (const core::RangeEvent& range : ranges_) {
     if (range.kind == core::RangeEvent::Kind::allocated) {
-      auto [it, inserted] = live.try_emplace(range.address, range.bytes);
-      if (!inserted) {
-        live_bytes -= it->second;
-        it->second = range.bytes;
-      }
-      live_bytes += range.bytes;
-      stats_.managed_peak_bytes = std::max(stats_.managed_peak_bytes, live_bytes);
+      live.insert_or_assign(range.address, range.bytes);
       continue;
     }
     std::uint64_t bytes = range.bytes;
     if (auto it = live.find(range.address); it != live.end()) {
       bytes = bytes == 0 ? it->second : bytes;
-      live_bytes -= it->second;
       live.erase(it);
     }
     // Only blocks wholly inside the range: a block shared with another range keeps its data.
@@ -506,13 +575,16 @@ std::vector<std::uint32_t> iteration_starts(const Workload& workload, std::uint3
   return starts;
 }
 
-Workload build_workload(const core::Trace& trace, WorkloadOptions options) {
+WorkloadLoad build_workload(const core::Trace& trace, WorkloadOptions options) {
   WorkloadBuilder builder(options);
   for (const auto& launch : trace.launches) builder.add(launch);
   for (const auto& execution : trace.executions) builder.add(execution);
   for (const auto& fault : trace.faults) builder.add(fault);
   for (const auto& range : trace.ranges) builder.add(range);
-  return builder.finish();
+  WorkloadLoad result;
+  result.workload = builder.finish();
+  result.error = builder.error();
+  return result;
 }
 
 WorkloadLoad load_workload(const std::string& path, WorkloadOptions options) {
@@ -530,6 +602,7 @@ WorkloadLoad load_workload(const std::string& path, WorkloadOptions options) {
     return result;
   }
   result.workload = builder.finish();
+  if (!builder.error().empty()) result.error = path + ": " + builder.error();
   return result;
 }
 

@@ -25,7 +25,7 @@ namespace {
 using namespace deepum::sim;
 
 constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
+constexpr int kExitUsage = 2;  // also a trace or machine file that cannot be read
 constexpr int kExitCheckFailed = 3;
 
 constexpr const char* kUsage =
@@ -57,17 +57,19 @@ constexpr const char* kUsage =
     "      --fault-iterations N        leading iterations that fault on every block they touch (default 1)\n"
     "  deepum-sim machine [--machine FILE.json]    the effective machine model, as JSON\n"
     "\n"
-    "Exit status: 0 done, 1 error (trace, machine file, simulation), 2 usage, 3 --check failed.\n";
+    "Exit status: 0 done, 1 error (simulation), 2 usage or a bad trace or machine file, 3 --check failed.\n";
 
 int usage(const std::string& problem) {
   std::fprintf(stderr, "deepum-sim: %s\n\n%s", problem.c_str(), kUsage);
   return kExitUsage;
 }
 
-int error(const std::string& message) {
+int error(const std::string& message, int status = kExitError) {
   std::fprintf(stderr, "deepum-sim: %s\n", message.c_str());
-  return kExitError;
+  return status;
 }
+
+int bad_input(const std::string& message) { return error(message, kExitUsage); }
 
 template <typename T>
 std::optional<T> parse_number(std::string_view text) {
@@ -203,18 +205,18 @@ int replay(Args& args) {
 
   std::string problem;
   std::optional<MachineModel> machine = machine_from(machine_path, problem);
-  if (!machine) return error(problem);
+  if (!machine) return bad_input(problem);
 
   const auto load_start = std::chrono::steady_clock::now();
   WorkloadLoad load = load_workload(trace, workload_options);
-  if (!load.ok()) return error(load.error);
+  if (!load.ok()) return bad_input(load.error);
   const Workload& workload = load.workload;
   if (timing) {
     std::fprintf(stderr, "deepum-sim: loaded %zu kernels, %u blocks, %zu touches in %.2f s\n",
                  workload.kernels.size(), workload.block_count(), workload.touches.size(),
                  seconds_since(load_start));
   }
-  if (workload.kernels.empty()) return error(trace + ": the trace holds no kernel executions to replay");
+  if (workload.kernels.empty()) return bad_input(trace + ": the trace holds no kernel executions to replay");
 
   if (capacity) machine->capacity_bytes = *capacity;
   if (oversubscription) {
@@ -367,7 +369,7 @@ int machine(Args& args) {
   }
   std::string problem;
   std::optional<MachineModel> model = machine_from(path, problem);
-  if (!model) return error(problem);
+  if (!model) return bad_input(problem);
   const std::string json = machine_model_json(*model);
   std::fwrite(json.data(), 1, json.size(), stdout);
   return 0;

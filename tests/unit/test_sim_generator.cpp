@@ -69,7 +69,9 @@ TEST_CASE("sim generator: the trace reads back with the expected kernels") {
     CHECK(trace.executions[i].start > trace.executions[i - 1].end);
   }
 
-  const Workload w = build_workload(trace);
+  const WorkloadLoad load = build_workload(trace);
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  const Workload& w = load.workload;
   CHECK(w.kernels.size() == result.kernels);
   CHECK(w.iterations == 3);
   CHECK(w.stats.faults_attributed == result.faults);

@@ -71,9 +71,10 @@ TEST_CASE("sim machine: errors name the file and the key") {
   e = error_of(R"({"fault_us": "fast"})");
   CHECK(e == "machine.json: key 'fault_us': expected a number, got string");
   e = error_of(R"({"prefetch_h2d_gb_per_s": 0})");
-  CHECK(e == "machine.json: key 'prefetch_h2d_gb_per_s': expected a positive number, got 0");
+  CHECK(e ==
+        "machine.json: key 'prefetch_h2d_gb_per_s': expected a finite rate of at least 0.001 GB/s, got 0");
   e = error_of(R"({"fault_us": -1})");
-  CHECK(e == "machine.json: key 'fault_us': expected a number >= 0, got -1");
+  CHECK(e == "machine.json: key 'fault_us': expected 0 to 1000000 us, got -1");
   e = error_of(R"({"capacity_bytes": true})");
   CHECK(e.starts_with("machine.json: key 'capacity_bytes': expected a byte count"));
   e = error_of(R"({"capacity_bytes": "lots"})");
@@ -87,5 +88,5 @@ TEST_CASE("sim machine: errors name the file and the key") {
   e = error_of("[1, 2]");
   CHECK(e == "machine.json: expected a JSON object of machine-model keys, got array");
   const MachineLoad missing = load_machine_model("/nonexistent/deepum-machine.json");
-  CHECK(missing.error == "/nonexistent/deepum-machine.json: cannot open the machine-model file");
+  CHECK(missing.error == "/nonexistent/deepum-machine.json: cannot open: No such file or directory");
 }

@@ -61,7 +61,9 @@ Workload workload_of(const std::vector<Kernel>& kernels, WorkloadOptions options
   const core::TraceReadResult read =
       core::read_trace_from_memory(std::as_bytes(std::span(text)), "hand.dtrace");
   REQUIRE_MESSAGE(read.trace.has_value(), read.error);
-  return build_workload(*read.trace, options);
+  WorkloadLoad load = build_workload(*read.trace, options);
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  return std::move(load.workload);
 }
 
 std::vector<BlockIndex> blocks(const Workload& w, std::size_t k) {

@@ -93,11 +93,13 @@ class PerfettoJsonWriter {
 // Converts a compact trace, events in time order. On failure returns false and, if `error` is
 // given, says why.
 bool write_perfetto_json(const Trace& trace, const std::string& path, std::string* error);
+bool write_perfetto_json(const Trace& trace, std::ostream& out, std::string* error);
 
 // Checks a document's structure: a traceEvents array whose events have name, ph (a known phase),
 // ts, pid and (except counters and process metadata) tid; X events with dur >= 0; counters with
 // numeric args; a process_name for every pid and a thread_name for every thread used; and deepum's
-// fixed tracks. Returns the first problem found, or an empty string.
+// fixed tracks. Returns the first problem found (malformed JSON and numbers past a double's range
+// included), or an empty string; never throws.
 std::string validate_perfetto_json(std::string_view json_text);
 
 }  // namespace deepum::core

@@ -120,6 +120,10 @@ class ResidencyMap {
   // Calls fn(block id, lo, hi) for every 2 MB block the range overlaps, [lo, hi) the overlap.
   template <typename Fn>
   static void for_each_block(std::uint64_t address, std::uint64_t bytes, Fn&& fn);
+  // The same for the blocks the map holds, fn(block id, block, lo, hi): costs what the map holds
+  // at most, however wide the range.
+  template <typename Fn>
+  void for_each_tracked_block(std::uint64_t address, std::uint64_t bytes, Fn&& fn);
 
   std::unordered_map<BlockId, Block> blocks_;
   std::set<std::pair<Timestamp, BlockId>> lru_;  // resident blocks, least recently used first

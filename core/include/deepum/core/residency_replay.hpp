@@ -29,6 +29,7 @@ struct ResidencyReplay {
   Timestamp over_limit_5pct_ns = 0;         // and above the limit + 5%
   std::uint64_t out_of_order = 0;           // records that came after later ones had been replayed
   std::uint64_t estimated_peak_bytes = 0;   // from a trace: the live estimate's largest sample
+  std::string error;  // replay_residency: why the trace was not replayed (nothing else is set)
 };
 
 class TimeOrderedResidency {
@@ -92,10 +93,13 @@ struct ResidencyInterval {
 };
 
 // A whole trace: its ranges and migrations through TimeOrderedResidency, and the live estimate's
-// largest resident sample. With `timeline` and `interval_ns`, also the run in intervals.
+// largest resident sample. With `timeline` and `interval_ns`, also the run in intervals. A trace
+// whose ranges cover more than `max_managed_bytes` of address space, every 2 MB block counted once
+// (the most its map can hold), is not replayed: `error` says so.
 ResidencyReplay replay_residency(const Trace& trace, std::uint64_t limit_bytes,
                                  std::vector<ResidencyInterval>* timeline = nullptr,
-                                 Timestamp interval_ns = 0);
+                                 Timestamp interval_ns = 0,
+                                 std::uint64_t max_managed_bytes = kMaxTraceManagedBytes);
 
 // A few lines of text: the peak against the limit, the time over it, the live estimate's peak.
 std::string describe(const ResidencyReplay& replay);

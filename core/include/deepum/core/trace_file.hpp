@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,6 +32,16 @@ inline constexpr std::uint32_t kTraceMajorVersion = 1;  // a reader rejects any 
 // 1.2: migration cause deepum_eviction_done; 1.3: deepum_prefetch_done. 1.4: launch_operands,
 // copy_launch and buffer_event, what the simulator replays launch-ordered residency from.
 inline constexpr std::uint32_t kTraceMinorVersion = 4;
+
+// Every address range a trace holds (a managed range, a migration, a hint, a buffer, an operand)
+// ends at or below 2^57: the widest virtual address space CUDA runs in (x86-64 with 5-level
+// paging; GPUs use 49 bits). The reader refuses a record past it as damage, before anything that
+// reads the trace loops over or allocates for its bytes.
+inline constexpr std::uint64_t kTraceAddressLimit = std::uint64_t{1} << 57;
+// The most managed memory a trace's replays hold an entry per 2 MB block for: 16 TiB (8 Mi
+// blocks), past any one machine's GPU and host memory together. A trace whose ranges claim more is
+// refused with a message (deepum trace residency, deepum-sim), not run out of memory on.
+inline constexpr std::uint64_t kMaxTraceManagedBytes = std::uint64_t{1} << 44;
 
 // The name of a kernel function, recorded once before the function's first launch.
 struct FunctionName {
@@ -96,7 +107,7 @@ class BufferedOutput {
   std::ostream* stream_ = nullptr;
   pid_t owner_ = 0;
   std::string name_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;  // kBufferBytes, left uninitialized: only what is written is read
   std::size_t used_ = 0;
   std::string error_;
 };

@@ -28,6 +28,11 @@ struct WorkloadOptions {
   // tensors in its segments, so that is the most the tensor behind the pointer can span); off:
   // only the block holding the address.
   bool pointer_extents = true;
+  // What a trace may claim before it is refused (WorkloadBuilder::error()) rather than replayed:
+  // the managed ranges live at once (the ordered policies hold an entry per block of them), and the
+  // (operation, 2 MB block) pairs its operations name, about 16 bytes each while the workload is built.
+  std::uint64_t max_managed_bytes = core::kMaxTraceManagedBytes;
+  std::size_t max_named_blocks = std::size_t{1} << 26;
 };
 
 struct KernelStep {
@@ -132,7 +137,7 @@ struct Workload {
 
 struct WorkloadLoad {
   Workload workload;
-  std::string error;  // the trace reader's message on failure
+  std::string error;  // the trace reader's or WorkloadBuilder's message on failure
   bool ok() const { return error.empty(); }
 };
 
@@ -150,7 +155,9 @@ class WorkloadBuilder {
   void add(const core::CopyLaunch& copy);
   void add(const core::BufferEvent& buffer);
   void add(const core::TraceRecord& record);  // ignores the record types the model has no use for
+  // The workload; an empty one, and error() says why, for records past the options' limits.
   Workload finish();
+  const std::string& error() const { return error_; }
 
  private:
   struct LaunchInfo {
@@ -181,9 +188,10 @@ class WorkloadBuilder {
   std::vector<core::CopyLaunch> copies_;
   std::vector<core::BufferEvent> buffers_;
   WorkloadStats stats_;
+  std::string error_;
 };
 
-Workload build_workload(const core::Trace& trace, WorkloadOptions options = {});
+WorkloadLoad build_workload(const core::Trace& trace, WorkloadOptions options = {});
 // Streams the file through core::TraceReader: the whole trace is never held in memory.
 WorkloadLoad load_workload(const std::string& path, WorkloadOptions options = {});
 
