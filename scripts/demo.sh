@@ -81,15 +81,15 @@ if ((footprint + footprint / 10 + 268435456 > alloc_limit)); then
   exit 1
 fi
 resident_limit="$((footprint / 2 / 1048576))MiB"
-settings=(DEEPUM_RESIDENT_LIMIT="$resident_limit" DEEPUM_ALLOC_LIMIT="$((alloc_limit / 1048576))MiB"
-  DEEPUM_STREAM_ORDERED_EVICTION=true DEEPUM_STREAM_ORDERED_PREFETCH=true DEEPUM_STREAM_ORDERED_DISCARD=true
-  DEEPUM_STREAM_ORDERED_PLACE_FRESH=true DEEPUM_STREAM_ORDERED_EVICTION_THREAD=true
-  DEEPUM_STREAM_ORDERED_SWAP=true)
+# The README's settings file (the fastest moves), with limits for this card instead of its 90% / 300%.
+settings=(DEEPUM_RESIDENT_LIMIT="$resident_limit" DEEPUM_ALLOC_LIMIT="$((alloc_limit / 1048576))MiB")
+config="$root/examples/bigger-than-gpu.json"
 
 say "the same under deepum, at a resident limit of $resident_limit (half the footprint)"
-echo "\$ ${settings[*]} deepum run -- python examples/pytorch/train_gpt2.py --preset gpt2-124m --batch $batch"
+echo "\$ ${settings[*]} deepum run --config examples/bigger-than-gpu.json -- \\"
+echo "    python examples/pytorch/train_gpt2.py ${gpt2[*]:2}"
 env "${settings[@]}" DEEPUM_STATS_FILE="$out/deepum_stats.json" \
-  "$deepum" run -- "${gpt2[@]}" --json "$out/deepum.json" >"$out/deepum.log" 2>&1 ||
+  "$deepum" run --config "$config" -- "${gpt2[@]}" --json "$out/deepum.json" >"$out/deepum.log" 2>&1 ||
   { tail -20 "$out/deepum.log"; echo "demo: the deepum run failed ($out/deepum.log)" >&2; exit 1; }
 
 say "result (logs and JSON in $out)"
