@@ -231,7 +231,8 @@ std::optional<std::vector<std::string>> run_command(const CLI::App& run_app, con
     return std::nullopt;
   }
   if (request.has_separator) {
-    if (!command.empty()) command.push_back("--");  // "deepum run python -m x -- --y": the program's
+    // After the program's name, "--" is the program's own: deepum run python -m x -- --y.
+    if (!command.empty()) command.push_back("--");
     command.insert(command.end(), request.after_separator.begin(), request.after_separator.end());
   }
   return command;

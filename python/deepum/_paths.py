@@ -10,14 +10,16 @@ from pathlib import Path
 _DIST = "deepum"
 
 
-def _installed(suffix: str) -> Path | None:
-    """The installed file of this distribution whose path ends with `suffix`, if any."""
+def _installed(name: str) -> Path | None:
+    """The installed file of this distribution named `name`, if any. Its recorded path is relative
+    to site-packages and depends on the install scheme (../../libdeepum.so in a virtual
+    environment), so only the name is compared."""
     try:
         files = metadata.files(_DIST) or []
     except metadata.PackageNotFoundError:
         return None
     for f in files:
-        if f.as_posix().endswith(suffix):
+        if f.name == name:
             path = Path(str(f.locate())).resolve()
             if path.is_file():
                 return path
@@ -32,7 +34,7 @@ def library_path() -> str:
         if not Path(explicit).is_file():
             raise FileNotFoundError(f"DEEPUM_LIBRARY={explicit}: no such file")
         return explicit
-    found = _installed("lib/libdeepum.so")
+    found = _installed("libdeepum.so")
     if found is None:
         raise FileNotFoundError("libdeepum.so is not installed with this package; "
                                 "reinstall it (pip install deepum) or set DEEPUM_LIBRARY")
@@ -41,7 +43,7 @@ def library_path() -> str:
 
 def executable_path(name: str = "deepum") -> str:
     """The installed command `name` (deepum or deepum-sim), else the one on PATH."""
-    found = _installed(f"bin/{name}") or shutil.which(name)
+    found = _installed(name) or shutil.which(name)
     if found is None:
         raise FileNotFoundError(f"the {name} command is not installed with this package nor on PATH")
     return str(found)
