@@ -53,15 +53,16 @@ std::optional<std::string> library_problem(const fs::path& path) {
   return std::nullopt;
 }
 
-// The library's path, or an error message. DEEPUM_LIBRARY wins; else the library installed with
-// this program: ../lib (build tree, cmake --install, pip) or next to it.
+// The library's path, or an error message. DEEPUM_LIBRARY wins (empty counts as unset); else the
+// library installed with this program: ../lib (build tree, cmake --install, pip) or next to it.
 std::optional<std::string> find_library(std::string* error) {
-  if (const char* explicit_path = std::getenv("DEEPUM_LIBRARY")) {
+  if (const char* explicit_path = std::getenv("DEEPUM_LIBRARY"); explicit_path && *explicit_path) {
     if (const std::optional<std::string> problem = library_problem(explicit_path)) {
       *error = std::string("DEEPUM_LIBRARY=") + explicit_path + ": " + *problem;
       return std::nullopt;
     }
-    return explicit_path;
+    std::error_code ignored;  // absolute: the program may change its directory before it loads
+    return fs::absolute(explicit_path, ignored).string();
   }
   const fs::path here = own_directory();
   for (const fs::path& candidate : {here / "../lib/libdeepum.so", here / "libdeepum.so"}) {

@@ -59,6 +59,9 @@ expect 2 'DEEPUM_LIBRARY=/nonexistent/libdeepum.so: no such file' \
 echo 'not a library' >"$work/fake.so"
 expect 2 'not a shared library' env DEEPUM_LIBRARY="$work/fake.so" "$deepum" run -- true
 cp "$deepum" "$work/deepum"
+expect 2 'libdeepum.so not found' env DEEPUM_LIBRARY= "$work/deepum" run -- true
+(cd "$work" && ln -s "$lib" rel.so)
+expect 0 "^$work/rel.so\$" env -C "$work" DEEPUM_LIBRARY=rel.so "$deepum" run -- sh -c 'cd / && echo "$LD_PRELOAD"'
 expect 2 'libdeepum.so not found in .*; set DEEPUM_LIBRARY' env -u DEEPUM_LIBRARY "$work/deepum" run -- true
 
 # The program: preloaded, its arguments and exit status passed through, with or without "--".
