@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Unpacks the header-only dependencies (spdlog, fmt, nlohmann_json, doctest) from Debian's
+# Unpacks the header-only dependencies (spdlog, fmt, nlohmann_json, CLI11, doctest) from Debian's
 # packages into .deps/ so that one build works both here and on machines with no package
 # manager (the GPU machine): carry .deps there. Idempotent.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps="$root/.deps"
-pkgs=(libspdlog-dev libfmt-dev nlohmann-json3-dev doctest-dev)
+pkgs=(libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev doctest-dev)
 if [[ -f "$deps/include/nlohmann/json.hpp" && -f "$deps/include/spdlog/spdlog.h" &&
-      -f "$deps/include/fmt/format.h" && -f "$deps/include/doctest/doctest.h" ]]; then
+      -f "$deps/include/fmt/format.h" && -f "$deps/include/CLI/CLI.hpp" &&
+      -f "$deps/include/doctest/doctest.h" ]]; then
   echo "fetch_deps: .deps/ already holds the headers"
   exit 0
 fi

@@ -56,11 +56,13 @@ constexpr const char* kUsage =
     "      --min-kernel-us U           shortest kernel (default 4)\n"
     "      --fault-iterations N        leading iterations that fault on every block they touch (default 1)\n"
     "  deepum-sim machine [--machine FILE.json]    the effective machine model, as JSON\n"
+    "  deepum-sim --version\n"
     "\n"
     "Exit status: 0 done, 1 error (simulation), 2 usage or a bad trace or machine file, 3 --check failed.\n";
 
+// One line that names the problem; the whole usage only on --help.
 int usage(const std::string& problem) {
-  std::fprintf(stderr, "deepum-sim: %s\n\n%s", problem.c_str(), kUsage);
+  std::fprintf(stderr, "deepum-sim: %s (deepum-sim --help for usage)\n", problem.c_str());
   return kExitUsage;
 }
 
@@ -379,6 +381,12 @@ int machine(Args& args) {
 
 int main(int argc, char** argv) {
   if (argc < 2) return usage("no command given");
+  for (int i = 1; i < argc; ++i) {  // --help anywhere, "deepum-sim replay --help" too
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
   const std::string_view command = argv[1];
   std::string command_line;
   command_line = std::filesystem::path(argv[0]).filename().string();  // no build path in the trace
@@ -388,8 +396,12 @@ int main(int argc, char** argv) {
     if (command == "replay") return replay(args);
     if (command == "generate") return generate(args, command_line);
     if (command == "machine") return machine(args);
-    if (command == "help" || command == "--help" || command == "-h") {
+    if (command == "help") {
       std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (command == "--version") {
+      std::printf("deepum-sim %s\n", DEEPUM_VERSION);
       return 0;
     }
   } catch (const std::exception& e) {

@@ -47,10 +47,11 @@ struct MachineModel {
   bool swap_holds_thread = false;
   // Whether migrations to the GPU and to the host run at the same time (false: they take turns).
   // Pinned copies do (97 GB/s both ways on the H200); for Unified Memory's migrations it is not
-  // settled: session 9's probe issued both ways from one thread, and a move to the host held it.
+  // settled (docs/simulator.md, "Approximations").
   bool migrations_overlap = true;
 
-  // The H200 machine of docs/BACKGROUND.md section 2 (PCIe Gen5 x16, driver 580, CUDA 13.0).
+  // An H200 on PCIe Gen5 x16, driver 580, CUDA 13.0: the figures and their sources are in
+  // docs/simulator.md, "Machine model keys".
   static MachineModel h200();
 
   bool operator==(const MachineModel&) const = default;
