@@ -18,6 +18,7 @@ build() {  # build SOURCE DIR TARGETS...
   local source=$1 dir=$2
   shift 2
   cmake -S "$source" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDEEPUM_WARNINGS_AS_ERRORS=OFF \
+    -DDEEPUM_BUILD_TESTS=ON -DDEEPUM_BUILD_BENCH=ON \
     >"$out/build-$(basename "$dir").log" 2>&1 && cmake --build "$dir" --target "$@" >>"$out/build-$(basename "$dir").log" 2>&1
 }
 new=/tmp/deepum-new
