@@ -196,19 +196,28 @@ std::optional<std::uint64_t> DriverHintExecutor::device_used_bytes() {
 }
 
 std::string place_on_host(std::uint64_t address, std::uint64_t bytes, bool prefer_host, bool map_for_gpu) {
-  // A stream of deepum's, made once (racing makers keep the first); no lock is held across the
-  // move and the wait below.
-  static std::atomic<CUstream> shared{nullptr};
-  CUstream stream = shared.load(std::memory_order_acquire);
+  // A stream of deepum's in the current context (made again if the context changed: a reset
+  // destroys the old one); no lock is held across the move and the wait below.
+  struct Placing {
+    CUcontext context = nullptr;
+    CUstream stream = nullptr;
+  };
+  static std::mutex made_mutex;  // guards `made` alone, never held across a driver call
+  static Placing made;
+  CUcontext context = nullptr;
+  if (ctx_get_current.get() == nullptr || ctx_get_current.get()(&context) != CUDA_SUCCESS ||
+      context == nullptr)
+    return "no current context";
+  CUstream stream = nullptr;
+  {
+    std::lock_guard lock(made_mutex);
+    if (made.context == context) stream = made.stream;
+  }
   if (stream == nullptr) {
-    CUstream made = nullptr;
-    if (CUresult r = stream_create.get()(&made, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS)
+    if (CUresult r = stream_create.get()(&stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS)
       return describe("cuStreamCreate", r);
-    if (!shared.compare_exchange_strong(stream, made, std::memory_order_acq_rel)) {
-      stream_destroy.get()(made);
-    } else {
-      stream = made;
-    }
+    std::lock_guard lock(made_mutex);
+    made = {context, stream};  // a racing maker's stream stays with its context
   }
   // A synchronize while a stream capture runs would invalidate it: the range stays where the driver
   // put it (nowhere yet: it is placed on first touch).

@@ -137,10 +137,11 @@ bool EvictionThread::issue(const Handed& eviction) {
   return false;
 }
 
-void EvictionThread::stop() {
+void EvictionThread::stop(bool discard_pending) {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    if (discard_pending) handed_.clear();
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();

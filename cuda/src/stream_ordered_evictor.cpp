@@ -107,7 +107,7 @@ std::string StreamOrderedEvictor::create() {
 void StreamOrderedEvictor::stop(bool contents_lost) {
   // Not under mutex_: nothing the thread does needs it. Later hand-overs are refused, and issued
   // by the caller itself.
-  if (eviction_thread_) eviction_thread_->stop();
+  if (eviction_thread_) eviction_thread_->stop(/*discard_pending=*/contents_lost);
   HostWork work;
   {
     std::lock_guard lock(mutex_);
@@ -118,6 +118,14 @@ void StreamOrderedEvictor::stop(bool contents_lost) {
       if (!contents_lost) copy_back_on_host(model_.unswap_all(), work);
     } catch (const std::exception&) {
       // Out of memory for the list: nothing was unmarked (unswap_all builds it first).
+    }
+    if (contents_lost) {
+      // The context, and every stream and event of ours in it, is going away: none may be touched
+      // again (a destroyed handle is not always an error the driver returns; it can be a crash).
+      in_flight_.clear();
+      free_events_.clear();
+      markers_.clear();
+      releases_.clear();
     }
   }
   run(work);
@@ -282,9 +290,10 @@ void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint
 }
 
 void StreamOrderedEvictor::reap() {
-  // Event queries: none while a stream capture runs (the moves are reaped after it).
+  // Event queries: none while a stream capture runs (the moves are reaped after it), none once
+  // stopped (the events may be gone with their context).
   core::GateEntry entry;
-  if (!entry) return;
+  if (!entry || stopped_) return;
   if (eviction_thread_) {
     // What the driver refused on the thread stayed resident.
     for (EvictionThread::Failed& failed : eviction_thread_->take_failed()) {
@@ -436,6 +445,10 @@ void StreamOrderedEvictor::copy_back_on_host(const std::vector<core::AddressRang
 }
 
 std::vector<StreamOrderedEvictor::Finished> StreamOrderedEvictor::poll_finished(std::uint64_t now) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_) return std::exchange(finished_, {});
+  }
   // Once, on the worker (the only user of the anchor), once the caller's clock (CUPTI's) runs, on
   // a stream of its own that is idle (ours may hold evictions waiting for the program): the anchor
   // completes within microseconds of `now`. With no lock held: it is a host wait.

@@ -133,6 +133,8 @@ struct Runtime {
   core::Session* session = nullptr;
   std::uint64_t context = 0;  // where deepum's streams and events live (current at start)
   int device = -1;            // ... and its device
+  // That context was reset or destroyed: the worker no longer touches the driver through it.
+  std::atomic<bool> context_gone{false};
   EventPipeline* pipeline = nullptr;
   std::unique_ptr<RegistryLookup> lookup;
   std::unique_ptr<ProgressMarkers> markers;         // while prefetching
@@ -328,11 +330,28 @@ void attach_block_tracker(Runtime& runtime) {
   }
 }
 
+// What the worker hands the pipeline once deepum's context is gone: it moves nothing, measures
+// nothing.
+class NoDriverExecutor final : public core::HintExecutor {
+ public:
+  bool evict_to_host(std::span<const core::AddressRange>) override { return false; }
+  bool submit(const core::HintPlan&) override { return false; }
+  std::uint64_t evictions_in_flight_bytes() override { return 0; }
+  std::uint64_t prefetches_in_flight_bytes() override { return 0; }
+  std::optional<std::uint64_t> device_used_bytes() override { return std::nullopt; }
+};
+
 // One round of the worker. Inside the capture gate: while a stream capture runs, its queries and
 // moves would invalidate it, so the round is skipped and the records wait.
 void worker_round(Runtime& runtime) {
   core::GateEntry entry;
   if (!entry) return;
+  // After a reset of deepum's context the records are still read, but nothing of that context is
+  // asked of the driver again.
+  NoDriverExecutor no_driver;
+  core::HintExecutor& executor = runtime.context_gone.load(std::memory_order_acquire)
+                                     ? static_cast<core::HintExecutor&>(no_driver)
+                                     : *runtime.executor;
   if (runtime.markers) {
     for (const StreamProgress& progress : runtime.markers->poll())
       runtime.pipeline->on_stream_progress(progress.stream, progress.correlation_id);
@@ -344,7 +363,7 @@ void worker_round(Runtime& runtime) {
     runtime.evictor->grow_swap_store();
   }
   const auto started = std::chrono::steady_clock::now();
-  runtime.pipeline->step(now, *runtime.executor, runtime.recorder.get());
+  runtime.pipeline->step(now, executor, runtime.recorder.get());
   runtime.pipeline->record_step_time(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
           .count()));
@@ -808,6 +827,7 @@ void after_stream_capture() { core::capture_gate().end_capture(); }
 namespace {
 // The engine's context is going away: it stops for good (what it swapped dies with the memory).
 void stop_engine_for_reset(Runtime& runtime, const char* why) {
+  runtime.context_gone.store(true, std::memory_order_release);
   if (runtime.evictor) runtime.evictor->stop(/*contents_lost=*/true);
   if (runtime.session->first_time(core::OnceNotice::context_reset)) {
     core::logger().warn(

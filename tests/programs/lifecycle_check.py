@@ -37,8 +37,8 @@ def thread_churn(count: int) -> float:
         x = torch.full((1024, 1024), float(i), device="cuda")
         results[i] = (x @ x).sum().item()
 
-    for start in range(0, count, 50):  # 50 at a time, each thread gone before the next batch
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(start, min(start + 50, count))]
+    for start in range(0, count, 20):  # 20 at a time, each thread gone before the next batch
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(start, min(start + 20, count))]
         for t in threads:
             t.start()
         for t in threads:

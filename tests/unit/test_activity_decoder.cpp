@@ -1129,7 +1129,8 @@ struct CountingSink final : EventSink {
 
 }  // namespace fake
 
-TEST_CASE("CuptiTracer: launches from many threads while records flush, pause and resume, and modules unload") {
+TEST_CASE(
+    "CuptiTracer: launches from many threads while records flush, pause and resume, and modules unload") {
   // The tracer's threads against the program's, as ThreadSanitizer sees them (this test runs in
   // the TSan build): eight threads launch; one learns and forgets functions as getters and unloads
   // would; one queues records and pauses and resumes kernel records; the poll thread flushes every

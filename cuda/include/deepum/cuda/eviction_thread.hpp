@@ -61,8 +61,9 @@ class EvictionThread {
   // Time this thread spent in the driver's move calls.
   std::uint64_t held_ns() const { return held_ns_.load(std::memory_order_relaxed); }
   std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
-  // Issues what was handed over, then ends the thread.
-  void stop();
+  // Issues what was handed over, then ends the thread; with `discard_pending` (the context is
+  // being reset: the events it would wait on and record are going away), drops it instead.
+  void stop(bool discard_pending = false);
 
  private:
   struct Handed {
