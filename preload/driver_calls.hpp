@@ -52,6 +52,9 @@ CUresult free_after_stream(const core::ManagedRange& range, CUstream stream);
 void reap_deferred_frees();
 // Before a context reset: the pending frees' events and memory die with it.
 void drop_deferred_frees();
+// A device's context is reset or destroyed: its memory is freed with it, so its ranges are
+// forgotten (the device's limit credited) and the pending frees dropped. Takes locks only.
+void forget_context_memory(int device);
 
 // fork(): hold the queue's lock across it; the child drops the parent's pending frees, whose
 // events and memory belong to the parent's CUDA context.

@@ -97,6 +97,11 @@ void reap_deferred_frees() {
 
 void drop_deferred_frees() { g_deferred_frees.clear(); }
 
+void forget_context_memory(int device) {
+  drop_deferred_frees();
+  if (core::Session* session = core::Session::if_created()) session->allocations().forget_device(device);
+}
+
 void lock_deferred_frees_for_fork() { g_deferred_frees.lock_for_fork(); }
 
 void unlock_deferred_frees_after_fork(bool in_child) {

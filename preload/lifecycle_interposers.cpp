@@ -69,13 +69,6 @@ CUresult begin_capture(Begin&& begin) {
   return result;
 }
 
-// A reset frees every allocation of the device's context, and its pending frees' events die:
-// forgotten, the device's limit credited.
-void forget_context_memory(core::Session& session, int device) {
-  driver::drop_deferred_frees();
-  session.allocations().forget_device(device);
-}
-
 // The capture ends whether its graph is valid or was invalidated; other errors leave it running.
 CUresult end_capture(CUresult result) {
   if ((result == CUDA_SUCCESS || result == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) && managing())
@@ -157,9 +150,9 @@ DEEPUM_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph) 
 }
 
 DEEPUM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
-  if (deepum::core::Session* session = managing_session()) {
+  if (managing()) {
     deepum::cuda::before_context_reset(static_cast<int>(dev));
-    forget_context_memory(*session, static_cast<int>(dev));
+    driver::forget_context_memory(static_cast<int>(dev));
   }
   return call(real_primary_ctx_reset, dev);
 }

@@ -62,6 +62,7 @@ __attribute__((constructor)) void on_library_load() {
   switch_off_expandable_segments();
   std::atexit(write_exit_report);
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+  cuda::set_memory_reset_hook(&driver::forget_context_memory);
 }
 
 }  // namespace

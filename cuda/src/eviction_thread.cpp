@@ -137,6 +137,15 @@ bool EvictionThread::issue(const Handed& eviction) {
   return false;
 }
 
+void EvictionThread::abandon() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    handed_.clear();
+  }
+  wake_.notify_all();
+}
+
 void EvictionThread::stop(bool discard_pending) {
   {
     std::lock_guard lock(mutex_);

@@ -104,6 +104,22 @@ std::string StreamOrderedEvictor::create() {
   return {};
 }
 
+void StreamOrderedEvictor::abandon_context() {
+  if (eviction_thread_) eviction_thread_->abandon();
+  std::lock_guard lock(mutex_);
+  stopped_ = true;
+  forget_context_handles();
+}
+
+void StreamOrderedEvictor::forget_context_handles() {
+  // Every stream and event of ours in the context is going away: none may be touched again (a
+  // destroyed handle is not always an error the driver returns; it can be a crash).
+  in_flight_.clear();
+  free_events_.clear();
+  markers_.clear();
+  releases_.clear();
+}
+
 void StreamOrderedEvictor::stop(bool contents_lost) {
   // Not under mutex_: nothing the thread does needs it. Later hand-overs are refused, and issued
   // by the caller itself.
@@ -119,14 +135,7 @@ void StreamOrderedEvictor::stop(bool contents_lost) {
     } catch (const std::exception&) {
       // Out of memory for the list: nothing was unmarked (unswap_all builds it first).
     }
-    if (contents_lost) {
-      // The context, and every stream and event of ours in it, is going away: none may be touched
-      // again (a destroyed handle is not always an error the driver returns; it can be a crash).
-      in_flight_.clear();
-      free_events_.clear();
-      markers_.clear();
-      releases_.clear();
-    }
+    if (contents_lost) forget_context_handles();
   }
   run(work);
 }

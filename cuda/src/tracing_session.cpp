@@ -86,6 +86,7 @@ class PipelineSink final : public cupti_tracer::EventSink {
   void on_function_name(std::uint64_t function, const char* name) override {
     pipeline_.on_function_name(function, name);
   }
+  void on_context_destroying(std::uint64_t context) override;
 
  private:
   // Every pointer the launch names with its extent: `every` where the launch holds more than it
@@ -837,6 +838,32 @@ void stop_engine_for_reset(Runtime& runtime, const char* why) {
   }
 }
 }  // namespace
+
+std::atomic<MemoryResetHook> g_memory_reset_hook{nullptr};
+
+void set_memory_reset_hook(MemoryResetHook hook) {
+  g_memory_reset_hook.store(hook, std::memory_order_release);
+}
+
+namespace {
+// Inside the driver's destruction of deepum's context (CUPTI's callback), where no interposer saw
+// it coming: the engine stops without waiting for its threads, the context's memory is forgotten.
+void context_destroying(Runtime& runtime, std::uint64_t context) {
+  if (runtime.context != context || runtime.context_gone.exchange(true, std::memory_order_acq_rel)) return;
+  if (runtime.evictor) runtime.evictor->abandon_context();
+  function_layouts().forget_context_functions();
+  if (MemoryResetHook hook = g_memory_reset_hook.load(std::memory_order_acquire)) hook(runtime.device);
+  if (runtime.session->first_time(core::OnceNotice::context_reset)) {
+    core::logger().warn(
+        "deepum's context is being destroyed (cudaDeviceReset): deepum stops holding the resident limit; "
+        "allocations stay managed under the allocation limit");
+  }
+}
+}  // namespace
+
+void PipelineSink::on_context_destroying(std::uint64_t context) {
+  if (Runtime* runtime = g_runtime.load(std::memory_order_acquire)) context_destroying(*runtime, context);
+}
 
 void before_context_reset(int device) {
   function_layouts().forget_context_functions();

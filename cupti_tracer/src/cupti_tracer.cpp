@@ -35,6 +35,10 @@ constexpr LaunchCallback kLaunchCallbacks[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, "cuGraphLaunch_ptsz"},
 };
 static_assert(std::size(kLaunchCallbacks) == kLaunchApiCount);
+// A context going away takes deepum's streams and events in it along (cudaDeviceReset may reach
+// the driver by a path no interposer sees).
+constexpr CUpti_CallbackId kContextDestroying = CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING;
+
 // What deepum needs first, then the driver's thrashing counters: they explain memory that stops
 // faulting without being resident. Asked for together; without them if CUPTI refuses the set.
 constexpr CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
@@ -269,6 +273,12 @@ StartStatus CuptiTracer::start(const TracerOptions& options, EventSink& sink) {
                      "write is not seen.");
         }
       }
+      if (result = api.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, kContextDestroying);
+          result != CUPTI_SUCCESS) {
+        append(status.detail, "The context-destroy callback could not be enabled (" +
+                                  library_->describe(result) +
+                                  "): after a cudaDeviceReset deepum may touch its dead streams.");
+      }
       status.launch_callbacks = enabled == std::size(kLaunchCallbacks);
       callbacks_on_.store(enabled != 0, std::memory_order_release);
     }
@@ -463,6 +473,9 @@ void CUPTIAPI CuptiTracer::on_callback(void* userdata, CUpti_CallbackDomain doma
       } else {
         self->handle_launch(cbid, data);
       }
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == kContextDestroying) {
+      const auto& data = *static_cast<const CUpti_ResourceData*>(cbdata);
+      self->sink_->on_context_destroying(id_of(data.context));
     }
   } catch (...) {
     bump(self->counters_->callback_exceptions);
@@ -692,6 +705,7 @@ void CuptiTracer::stop() noexcept {
       for (CUpti_CallbackId cbid : copy_callback_ids())
         api.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     }
+    api.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, kContextDestroying);
   }
   if (poll_thread_ != nullptr) {
     {

@@ -711,6 +711,7 @@ struct RecordingSink final : EventSink {
   std::vector<core::Migration> migrations;
   std::vector<core::DriverAction> driver_actions;
   std::vector<std::pair<std::uint64_t, std::string>> names;
+  std::vector<std::uint64_t> contexts_destroyed;
   bool throw_on_launch = false;
 
   void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers*) override {
@@ -736,6 +737,7 @@ struct RecordingSink final : EventSink {
   void on_function_name(std::uint64_t function, const char* name) override {
     names.emplace_back(function, name);
   }
+  void on_context_destroying(std::uint64_t context) override { contexts_destroyed.push_back(context); }
   std::size_t activity_count() {
     std::lock_guard lock(mutex);
     return executions.size() + faults.size() + migrations.size();
@@ -823,7 +825,9 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
               {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz}) == 1);
     CHECK(state.enabled_callbacks.count(
               {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch}) == 1);
-    CHECK(state.enabled_callbacks.size() == 8);  // the launch APIs, nothing else
+    CHECK(state.enabled_callbacks.count(
+              {CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING}) == 1);
+    CHECK(state.enabled_callbacks.size() == 9);  // the launch APIs, and contexts going away
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == 1);
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == 1);
     CHECK(state.enabled_kinds.count(CUPTI_ACTIVITY_KIND_MEMCPY) == 1);
@@ -938,6 +942,13 @@ TEST_CASE("CuptiTracer: subscription, launch callbacks and activity buffers agai
     CHECK(sink.launches.back().unnamed_memory);
     CHECK(sink.launches.back().pointer_count == 0);
     layouts.learn(fake::kFunction, FunctionLayouts::Handle::function, fake::kModule);  // handed out again
+
+    // A context about to be destroyed reaches the sink, whatever destroys it.
+    CUpti_ResourceData destroyed{};
+    destroyed.context = reinterpret_cast<CUcontext>(std::uintptr_t{0xCC00});
+    state.callback(state.userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+                   &destroyed);
+    CHECK(sink.contexts_destroyed == std::vector<std::uint64_t>{0xCC00});
 
     // A sink that throws never takes CUPTI (and the program) down.
     sink.throw_on_launch = true;

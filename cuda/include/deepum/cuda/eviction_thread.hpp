@@ -64,6 +64,9 @@ class EvictionThread {
   // Issues what was handed over, then ends the thread; with `discard_pending` (the context is
   // being reset: the events it would wait on and record are going away), drops it instead.
   void stop(bool discard_pending = false);
+  // Inside the driver's destruction of the context (a CUPTI callback): drops what was handed over
+  // and lets the thread end, without waiting for it (it may be inside the driver itself).
+  void abandon();
 
  private:
   struct Handed {

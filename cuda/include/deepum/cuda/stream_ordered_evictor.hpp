@@ -82,6 +82,9 @@ class StreamOrderedEvictor {
   // thread is issued and the thread ended; every swapped block is copied back unless
   // `contents_lost` (the memory is being freed); every later operation passes through untouched.
   void stop(bool contents_lost = false);
+  // The context is being destroyed and this runs inside the driver's call (a CUPTI callback): as
+  // stop(true), without waiting for the eviction thread.
+  void abandon_context();
   // Worker: pins the swap store's next chunks, with no lock held while pinning, keeping a reserve
   // free ahead of the swaps.
   void grow_swap_store() noexcept;
@@ -305,6 +308,8 @@ class StreamOrderedEvictor {
   CUevent take_event_or_count_busy();  // the same, a nullptr counted in skipped_busy()
   // Moves finished evictions to finished_ and their events back to the pool; under mutex_.
   void reap();
+  // Under mutex_: forgets every stream and event of the context (it is being destroyed).
+  void forget_context_handles();
 
   std::mutex mutex_;  // the model, the events, the markers, and the order of event records on our stream
   std::condition_variable restores_done_;  // host_restores_ fell to 0

@@ -42,6 +42,11 @@ void after_stream_capture();
 // layouts of the context's functions too.
 void before_context_reset(int device);
 void before_context_destroy(std::uint64_t context);
+// What the allocation side forgets when a device's context is destroyed by a path no interposer
+// sees (CUPTI's context-destroy callback: cudaDeviceReset may reach the driver that way): set by
+// the preload library at load. Runs inside the driver's call: takes locks, calls no driver.
+using MemoryResetHook = void (*)(int device);
+void set_memory_reset_hook(MemoryResetHook hook);
 
 // In the child after fork(): the parent's tracer and worker are not the child's.
 void abandon_tracing_after_fork();

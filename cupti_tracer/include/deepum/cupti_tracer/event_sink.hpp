@@ -38,6 +38,10 @@ class EventSink {
   // `function` is KernelLaunch::function: a CUfunction (or CUkernel) handle, or a CUgraphExec for
   // graph launches (name "<cuda-graph>").
   virtual void on_function_name(std::uint64_t function, const char* name) = 0;
+  // A context is about to be destroyed (cudaDeviceReset, cuCtxDestroy), on the destroying thread
+  // inside the driver's call: only flags may be set and locks taken that no driver call is made
+  // under; nothing may wait for another thread.
+  virtual void on_context_destroying(std::uint64_t /*context*/) {}
 };
 
 }  // namespace deepum::cupti_tracer
