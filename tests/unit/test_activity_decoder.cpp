@@ -530,7 +530,7 @@ struct State {
   std::size_t dropped = 0;
   int flushes = 0;
   int forced_flushes = 0;  // with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
-  uint64_t clock = 1000;
+  std::atomic<uint64_t> clock{1000};  // launches from several threads read it
 };
 State* state = nullptr;
 
