@@ -140,12 +140,21 @@ void StreamOrderedEvictor::stop(bool contents_lost) {
   run(work);
 }
 
+std::unique_lock<std::mutex> StreamOrderedEvictor::lock_settled() {
+  std::unique_lock lock(mutex_);
+  if (stopped_) {
+    lock.unlock();
+  } else {
+    restores_done_.wait(lock, [this] { return host_restores_ == 0; });
+  }
+  return lock;
+}
+
 void StreamOrderedEvictor::restore_before_capture() noexcept {
   HostWork work;
   {
-    std::unique_lock lock(mutex_);
-    if (stopped_) return;
-    restores_done_.wait(lock, [this] { return host_restores_ == 0; });
+    const std::unique_lock lock = lock_settled();
+    if (!lock.owns_lock()) return;
     IssuingScope issuing;
     try {
       copy_back_on_host(model_.unswap_all(), work);
@@ -844,11 +853,8 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
   HostWork work;
   Moves moves;
   {
-    std::unique_lock lock(mutex_);
-    if (stopped_) return {};
-    // Swapped blocks another thread copies back on the host must hold their contents before any
-    // later operation runs or moves them.
-    restores_done_.wait(lock, [this] { return host_restores_ == 0; });
+    const std::unique_lock lock = lock_settled();
+    if (!lock.owns_lock()) return {};
     IssuingScope issuing;
     try {
       moves = decide_and_issue(stream, host_time, may_evict, decide(model_, may_evict), work);
@@ -939,9 +945,8 @@ void StreamOrderedEvictor::forget_fresh() noexcept {
   core::GateEntry entry;
   HostWork work;
   {
-    std::unique_lock lock(mutex_);
-    if (stopped_) return;
-    restores_done_.wait(lock, [this] { return host_restores_ == 0; });
+    const std::unique_lock lock = lock_settled();
+    if (!lock.owns_lock()) return;
     IssuingScope issuing;
     try {
       if (entry) {

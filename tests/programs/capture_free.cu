@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "check_cuda.hpp"
+
 namespace {
 
 __global__ void write(float* a, size_t n, float value) {
@@ -16,14 +18,6 @@ __global__ void write(float* a, size_t n, float value) {
     a[i] = value;
 }
 
-#define CHECK_CUDA(call)                                                                \
-  do {                                                                                  \
-    const cudaError_t e_ = (call);                                                      \
-    if (e_ != cudaSuccess) {                                                            \
-      std::printf("FAIL: %s: %s\n", #call, cudaGetErrorString(e_));                     \
-      return 1;                                                                         \
-    }                                                                                   \
-  } while (0)
 
 __global__ void twice(float* a, size_t n) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x)

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "check_cuda.hpp"
+
 namespace {
 
 __global__ void fill(float* a, size_t n, float value) {
@@ -14,14 +16,6 @@ __global__ void fill(float* a, size_t n, float value) {
     a[i] = value + static_cast<float>(i % 7);
 }
 
-#define CHECK_CUDA(call)                                            \
-  do {                                                              \
-    const cudaError_t e_ = (call);                                  \
-    if (e_ != cudaSuccess) {                                        \
-      std::printf("FAIL: %s: %s\n", #call, cudaGetErrorString(e_)); \
-      return 1;                                                     \
-    }                                                               \
-  } while (0)
 
 // Allocates `count` buffers of `n` floats, fills them, and returns the sum of one value from each.
 int round(int count, size_t n, float value, double* total) {

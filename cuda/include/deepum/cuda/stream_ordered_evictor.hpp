@@ -232,6 +232,10 @@ class StreamOrderedEvictor {
   };
   // Runs `work` with no lock held, then gives its slots back under mutex_.
   void run(HostWork& work);
+  // mutex_, taken once no host copy-back is under way (swapped blocks another thread copies back
+  // must hold their contents before any later operation runs or moves them); not owned once the
+  // evictor has stopped.
+  std::unique_lock<std::mutex> lock_settled();
   // `stream` (the program's) waits for the eviction: now, if it is issued, else in `work`. An
   // error: the stream refused the wait, and the host waits for the eviction in `work` instead.
   CUresult wait_in_program_stream(CUstream stream, EvictionRef eviction, HostWork& work);
