@@ -52,16 +52,17 @@ std::size_t key_width() {
   return width + 2;
 }
 
-std::string_view origin_word(Origin origin) {
+// Where a value came from: a short word for the table's column, the full name for JSON.
+std::string_view origin_name(Origin origin, bool short_form = false) {
   switch (origin) {
     case Origin::default_value:
       return "default";
     case Origin::file:
       return "file";
     case Origin::environment:
-      return "env";
+      return short_form ? "env" : "environment";
   }
-  return "?";
+  return "unknown";
 }
 
 // A value as the text form shows it: printable, and "" for an empty string.
@@ -74,7 +75,7 @@ std::string key_line(const KeySpec& key, const ConfigLoad& load, std::size_t nam
   const bool changed = value != default_value;
   std::string head(changed ? kMark : kNoMark);
   head.append(key.name).append(name_width - key.name.size(), ' ');
-  const std::string_view from = origin_word(load.origin_of(key.name).origin);
+  const std::string_view from = origin_name(load.origin_of(key.name).origin, /*short_form=*/true);
   head.append(from).append(kFromWidth - from.size(), ' ');
   std::string text = shown(value);
   if (changed) text += " (default " + shown(default_value) + ")";
@@ -102,17 +103,6 @@ nlohmann::ordered_json typed_value(const KeySpec& key, const Config& config) {
   return key_value_text(key, config);
 }
 
-std::string_view origin_name(Origin origin) {
-  switch (origin) {
-    case Origin::default_value:
-      return "default";
-    case Origin::file:
-      return "file";
-    case Origin::environment:
-      return "environment";
-  }
-  return "unknown";
-}
 
 }  // namespace
 
