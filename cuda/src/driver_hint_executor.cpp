@@ -196,28 +196,31 @@ std::optional<std::uint64_t> DriverHintExecutor::device_used_bytes() {
 }
 
 std::string place_on_host(std::uint64_t address, std::uint64_t bytes, bool prefer_host, bool map_for_gpu) {
-  // A stream of deepum's in the current context (made again if the context changed: a reset
-  // destroys the old one); no lock is held across the move and the wait below.
+  // A stream of deepum's in the current context, made again when the context changed. Known by the
+  // context's ID, not its handle: the primary context made after a cudaDeviceReset has the old
+  // handle, and the old stream died with the old context (using it crashes inside the driver).
+  // No lock is held across the move and the wait below.
   struct Placing {
-    CUcontext context = nullptr;
+    unsigned long long context_id = 0;
     CUstream stream = nullptr;
   };
   static std::mutex made_mutex;  // guards `made` alone, never held across a driver call
   static Placing made;
   CUcontext context = nullptr;
+  unsigned long long context_id = 0;
   if (ctx_get_current.get() == nullptr || ctx_get_current.get()(&context) != CUDA_SUCCESS ||
-      context == nullptr)
+      context == nullptr || ctx_get_id.get() == nullptr || ctx_get_id.get()(context, &context_id) != CUDA_SUCCESS)
     return "no current context";
   CUstream stream = nullptr;
   {
     std::lock_guard lock(made_mutex);
-    if (made.context == context) stream = made.stream;
+    if (made.context_id == context_id) stream = made.stream;
   }
   if (stream == nullptr) {
     if (CUresult r = stream_create.get()(&stream, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS)
       return describe("cuStreamCreate", r);
     std::lock_guard lock(made_mutex);
-    made = {context, stream};  // a racing maker's stream stays with its context
+    made = {context_id, stream};  // a racing maker's stream stays with its context
   }
   // A synchronize while a stream capture runs would invalidate it: the range stays where the driver
   // put it (nowhere yet: it is placed on first touch).

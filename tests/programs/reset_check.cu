@@ -3,6 +3,10 @@
 // memory (its allocation limit credited), stop using its streams, and let the program go on.
 // Allocates most of the allocation limit, computes, resets, allocates it again and computes again.
 // Prints `result ...` lines (tests/integration/same_results.sh). Exit 0 when it ran, 77 without a GPU.
+#include <execinfo.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -10,6 +14,16 @@
 #include "check_cuda.hpp"
 
 namespace {
+
+// A crash under deepum is the failure this test looks for: where it happened goes to stderr
+// (addresses: `addr2line -e LIB OFFSET` names them).
+void print_backtrace_and_die(int signal_number) {
+  void* frames[64];
+  const int count = backtrace(frames, 64);
+  backtrace_symbols_fd(frames, count, STDERR_FILENO);
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
 
 __global__ void fill(float* a, size_t n, float value) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x)
@@ -37,6 +51,9 @@ int round(int count, size_t n, float value, double* total) {
 }  // namespace
 
 int main() {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // what ran before a crash still shows
+  std::signal(SIGSEGV, print_backtrace_and_die);
+  std::signal(SIGABRT, print_backtrace_and_die);
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("SKIP: no CUDA device\n");

@@ -10,6 +10,7 @@ namespace deepum::cuda::driver {
 
 inline RealFunction<decltype(&::cuCtxCreate_v4)> ctx_create{"cuCtxCreate_v4", Library::libcuda};
 inline RealFunction<decltype(&::cuCtxGetCurrent)> ctx_get_current{"cuCtxGetCurrent", Library::libcuda};
+inline RealFunction<decltype(&::cuCtxGetId)> ctx_get_id{"cuCtxGetId", Library::libcuda};
 inline RealFunction<decltype(&::cuCtxGetDevice)> ctx_get_device{"cuCtxGetDevice", Library::libcuda};
 inline RealFunction<decltype(&::cuCtxSetCurrent)> ctx_set_current{"cuCtxSetCurrent", Library::libcuda};
 inline RealFunction<decltype(&::cuMemDiscardAndPrefetchBatchAsync)> discard_and_prefetch{
