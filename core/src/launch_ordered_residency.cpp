@@ -177,17 +177,62 @@ std::vector<AddressRange> LaunchOrderedResidency::stop_swapping() {
   return unswap_all();
 }
 
+std::uint64_t LaunchOrderedResidency::predicted_next_use(const Block& block, std::uint64_t now) const {
+  const std::uint64_t period = loop_.period();
+  if (period == 0 || block.uses_recorded == 0) return 0;
+  const std::size_t kept = std::min<std::size_t>(block.uses_recorded, Block::kUses);
+  std::uint64_t next = UINT64_MAX, oldest = UINT64_MAX, latest = 0;
+  for (std::size_t i = 0; i < kept; ++i) {
+    const std::uint64_t use = block.uses[i];
+    oldest = std::min(oldest, use);
+    latest = std::max(latest, use);
+    if (use + period > now) next = std::min(next, use + period);
+  }
+  // Named more often than the ring keeps within one period: its namings before the oldest kept
+  // are unknown, so the next is taken to come at its recent pace.
+  if (kept == Block::kUses && now - oldest < period)
+    next = std::min(next, std::max(now + 1, latest + (latest - oldest) / (kept - 1)));
+  return next == UINT64_MAX ? 0 : next;
+}
+
+std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_order(std::uint64_t bytes,
+                                                                                   std::uint64_t now,
+                                                                                   std::size_t& unpredicted) {
+  std::vector<LruEntry> order;
+  order.reserve(lru_.size());
+  const bool predicting = options_.victims_by_next_use && loop_.period() != 0;
+  std::vector<std::pair<std::uint64_t, LruEntry>> predicted;
+  for (const LruEntry& entry : lru_) {
+    const Block& block = entry.first->blocks[entry.second];
+    if (block.named_at == now) continue;  // the operation about to run needs it
+    const std::uint64_t next = predicting ? predicted_next_use(block, now) : 0;
+    if (next == 0) {
+      order.push_back(entry);
+    } else {
+      predicted.emplace_back(next, entry);
+    }
+  }
+  unpredicted = order.size();
+  // Furthest first; only as many as the bytes can need are ordered (parts of blocks two
+  // allocations share are smaller than a block, hence the slack).
+  const std::size_t wanted = std::min<std::size_t>(predicted.size(), 2 * (bytes / kBlockBytes) + 64);
+  std::partial_sort(predicted.begin(), predicted.begin() + static_cast<std::ptrdiff_t>(wanted),
+                    predicted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [next, entry] : predicted) order.push_back(entry);
+  return order;
+}
+
 void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream,
                                             LaunchEviction& decision) {
   std::vector<LruEntry> dead, live, swapped;
   std::uint64_t covered = 0;
+  std::size_t unpredicted = 0;
+  const std::vector<LruEntry> order = victim_order(bytes, now, unpredicted);
   const auto take = [&](bool dead_only) {
-    if (covered >= bytes) return;
-    for (auto it = lru_.begin(); it != lru_.end() && covered < bytes;) {
-      const LruEntry entry = *it++;  // advanced first: make_evicted erases this entry
-      auto [range, index] = entry;
+    for (std::size_t i = 0; i < order.size() && covered < bytes; ++i) {
+      auto [range, index] = order[i];
       const Block& block = range->blocks[index];
-      if (block.named_at == now) continue;  // the launch about to run needs it
+      if (!block.resident) continue;  // taken by the pass for dead blocks
       // Dropping dead contents is safe only after their last users: those on the stream the
       // allocator took them back on, which the eviction follows.
       const bool droppable = options_.discard_dead && block.dead && block.dead_stream == stream;
@@ -204,12 +249,14 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
           swap = swapped_bytes_ + part_bytes <= options_.swap_bytes;
         }
       }
-      (droppable ? dead : swap ? swapped : live).push_back(entry);
+      (droppable ? dead : swap ? swapped : live).push_back(order[i]);
       if (swap) {
         range->blocks[index].swapped = true;
         swapped_bytes_ += part_bytes;
         stats_.swapped_out_bytes += part_bytes;
       }
+      if (!droppable)
+        (i < unpredicted ? stats_.victims_unpredicted_bytes : stats_.victims_predicted_bytes) += part_bytes;
       covered += part_bytes;
       make_evicted(*range, index);
     }
@@ -259,6 +306,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     if (block.resident && block.named_stream != stream) block.other_streams = true;
     block.named_at = now;
     block.named_stream = stream;
+    block.uses[block.uses_recorded++ % Block::kUses] = now;
     if (!block.resident) new_bytes += part(range, index).bytes;
     named_.emplace_back(&range, index);
     named_after_placement_ = std::max(named_after_placement_, block.placed_by);
@@ -288,6 +336,9 @@ std::vector<AddressRange> LaunchOrderedResidency::begin_naming(bool unnamed, boo
 LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch, bool may_evict,
                                                      const LaunchPointers* every) {
   const std::uint64_t now = ++launch_seq_;
+  observe(now, launch.execution_key != 0
+                   ? launch.execution_key
+                   : copy_signature(launch.function, launch.pointers.data(), launch.pointer_count, 0));
   // Every pointer, where the launch holds more than it keeps and none was lost.
   const bool whole_list = every != nullptr && every->complete && every->count > launch.pointer_count;
   // Pointers past the kept ones (a foreach kernel's outputs come after its inputs), or none found:
@@ -311,6 +362,9 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
 
 LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool may_evict) {
   const std::uint64_t now = ++launch_seq_;
+  observe(now,
+          copy_signature(static_cast<std::uint64_t>(copy.operation), copy.operands.data(),
+                         std::min<std::size_t>(copy.operand_count, CopyLaunch::kMaxOperands), copy.bytes));
   ++stats_.copies;
   std::vector<AddressRange> unswap = begin_naming(copy.unnamed_memory, may_evict);
   std::uint64_t new_bytes = 0;
@@ -430,6 +484,12 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
   }
   if (!decision.place.empty() || !decision.restore.empty()) decision.placement_number = ++placements_decided_;
   if (!decision.fetch.empty() || !decision.place.empty() || !decision.restore.empty()) ++stats_.fetches;
+}
+
+void LaunchOrderedResidency::observe(std::uint64_t now, std::uint64_t signature) {
+  if (!options_.victims_by_next_use) return;
+  loop_.observe(now, signature);
+  stats_.loop_period = loop_.period();
 }
 
 bool LaunchOrderedResidency::pending(std::uint64_t number) const {

@@ -209,7 +209,8 @@ std::string place_on_host(std::uint64_t address, std::uint64_t bytes, bool prefe
   CUcontext context = nullptr;
   unsigned long long context_id = 0;
   if (ctx_get_current.get() == nullptr || ctx_get_current.get()(&context) != CUDA_SUCCESS ||
-      context == nullptr || ctx_get_id.get() == nullptr || ctx_get_id.get()(context, &context_id) != CUDA_SUCCESS)
+      context == nullptr || ctx_get_id.get() == nullptr ||
+      ctx_get_id.get()(context, &context_id) != CUDA_SUCCESS)
     return "no current context";
   CUstream stream = nullptr;
   {

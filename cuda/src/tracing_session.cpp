@@ -446,6 +446,9 @@ void stop_tracing_at_exit() {
           std::to_string(StreamOrderedEvictor::kEvents) + " still ahead of the GPU), " +
           std::to_string(runtime->evictor->failures()) + " failures; named by launches at most " +
           core::format_bytes(evictions.peak_bytes) +
+          "; victims: " + core::format_bytes(evictions.victims_predicted_bytes) +
+          " by predicted next use (loop of " + std::to_string(evictions.loop_period) + " operations), " +
+          core::format_bytes(evictions.victims_unpredicted_bytes) + " least recently named" +
           (evictions.fetches + runtime->evictor->prefetch_failures() != 0
                ? "; prefetches before launches: " + std::to_string(evictions.fetches) + " (" +
                      core::format_bytes(evictions.fetched_bytes) + " copied, " +
@@ -645,6 +648,7 @@ void start_once(core::Session& session) {
     moves.discard_dead = config.stream_ordered_discard && driver::discard_and_prefetch.get() != nullptr;
     moves.place_fresh = config.stream_ordered_place_fresh && driver::discard_and_prefetch.get() != nullptr;
     moves.evictions_ahead = config.stream_ordered_evictions_ahead;
+    moves.victims_by_next_use = config.predict_victims;
     // Swapping drops copied-out blocks (cuMemDiscardBatchAsync) and places them back
     // (cuMemDiscardAndPrefetchBatchAsync); the evictor checks the copies when it starts.
     moves.swap = config.stream_ordered_swap && driver::discard_batch.get() != nullptr &&

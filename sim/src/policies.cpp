@@ -233,9 +233,13 @@ void OraclePolicy::before_kernel(std::uint32_t k, Executor& executor) {
 std::unique_ptr<Policy> make_policy(std::string_view name) { return make_policy(name, 0); }
 
 std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t resident_limit_bytes) {
+  // "-lru": the same moves, victims least recently named (the engine before it learned loops).
+  const bool lru = name.ends_with("-lru");
+  if (lru) name.remove_suffix(4);
   if (name == "deepum-ordered" || name == "deepum-place" || name == "deepum-swap") {
     OrderedPolicyOptions options;
     options.limit_bytes = resident_limit_bytes;
+    options.moves.victims_by_next_use = !lru;
     if (name != "deepum-ordered") {
       options.moves.prefetch = true;
       options.moves.discard_dead = true;
@@ -244,6 +248,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t residen
     }
     return std::make_unique<OrderedPolicy>(options);
   }
+  if (lru) return nullptr;
   if (name == "reactive") return std::make_unique<ReactivePolicy>(false);
   if (name == "reactive-migration") return std::make_unique<ReactivePolicy>(true);
   if (name == "deepum-reactive") return std::make_unique<BatchedReactivePolicy>();
@@ -278,8 +283,8 @@ SimResult simulate_oracle(const Workload& workload, const MachineModel& machine,
 }
 
 std::vector<std::string> policy_names() {
-  return {"reactive",       "reactive-migration", "deepum-reactive", "deepum",
-          "deepum-ordered", "deepum-place",       "deepum-swap",     "oracle"};
+  return {"reactive",     "reactive-migration", "deepum-reactive", "deepum", "deepum-ordered",
+          "deepum-place", "deepum-swap",        "deepum-swap-lru", "oracle"};
 }
 
 }  // namespace deepum::sim

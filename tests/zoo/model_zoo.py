@@ -10,7 +10,15 @@ memory than the card has.
 
     python3 tests/zoo/model_zoo.py --lib build/lib/libdeepum.so --sweep build/tests/sweep --out DIR
     python3 tests/zoo/model_zoo.py ... --only bert-large cupy     # some workloads
-The table comes last; DIR gets zoo.json and every run's log in zoo-logs.tar.gz.
+    python3 tests/zoo/model_zoo.py ... --modes "fastest 2x" "lru 2x"  # the 2x runs alone
+The modes: default (deepum's defaults, no resident limit), "fastest 2x" (the fastest settings,
+resident limit half the footprint) and "lru 2x" (the same, victims least recently named instead of
+by predicted next use: what the engine did before it learned loops).
+
+Each 2x row also shows the floor, max(native step, (F - F/2) / B): F the native footprint, B the
+pinned-copy rate per direction with both directions at once (bench/pinned_copy_rate.py), measured at
+the start of the same run. The table comes last; DIR gets zoo.json and every run's log in
+zoo-logs.tar.gz.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ FASTEST = {
     "DEEPUM_STREAM_ORDERED_SWAP": "true",
     "DEEPUM_STREAM_ORDERED_EVICTION_THREAD": "true",
 }
+MODES = ("default", "fastest 2x", "lru 2x")
 SLOWDOWN_LIMIT = 10.0  # a step may take this many times its native time
 MIN_ALLOWANCE_S = 5.0  # ... but never less than this (startup, tiny steps)
 
@@ -122,6 +131,18 @@ def free_mib() -> int:
     return int(out.stdout.split()[0])
 
 
+def link_gbps(out: Path) -> float:
+    """The pinned-copy rate per direction with both running, GB/s (0 when it cannot be measured)."""
+    path = out / "link.json"
+    done = subprocess.run([PY, str(ROOT / "bench/pinned_copy_rate.py"), "--mib", "1024", "--json", str(path)],
+                          capture_output=True, text=True)
+    print(done.stdout.strip() or done.stderr.strip(), flush=True)
+    if done.returncode != 0 or not path.exists():
+        return 0.0
+    link = json.loads(path.read_text())
+    return min(float(link["h2d_gbps"]), float(link["d2h_gbps"]))
+
+
 def zoo(args: argparse.Namespace) -> list[dict]:
     base = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false", PYTHONUNBUFFERED="1")
     base = {k: v for k, v in base.items() if not k.startswith("DEEPUM_") or k == "DEEPUM_CUPTI_LIBRARY"}
@@ -129,6 +150,7 @@ def zoo(args: argparse.Namespace) -> list[dict]:
     alloc_limit = f"{free_mib() * 6 // 10}MiB"
     logs = Path(args.out) / "logs"
     logs.mkdir(parents=True, exist_ok=True)
+    gbps = link_gbps(Path(args.out))
     rows = []
     for name, cmd in workloads(args.sweep).items():
         if args.only and name not in args.only:
@@ -136,7 +158,7 @@ def zoo(args: argparse.Namespace) -> list[dict]:
         t0 = time.monotonic()
         native = Run(cmd, base, None, logs / f"{name}-native.log").go()
         gaps = native.gaps(time.monotonic() - t0)
-        rows.append(row(name, "native", native, native))
+        rows.append(row(name, "native", native, native, gbps))
         if native.exit_code != 0 or not native.steps:
             print(f"{name}: native run failed (exit {native.exit_code}); skipping its deepum runs", flush=True)
             continue
@@ -144,20 +166,31 @@ def zoo(args: argparse.Namespace) -> list[dict]:
         runs = {"default": deepum}
         if native.footprint:
             runs["fastest 2x"] = dict(deepum, DEEPUM_RESIDENT_LIMIT=f"{native.footprint // 2}B", **FASTEST)
+            runs["lru 2x"] = dict(runs["fastest 2x"], DEEPUM_PREDICT_VICTIMS="false")
         for mode, env in runs.items():
+            if mode not in args.modes:
+                continue
             run = Run(cmd, env, gaps, logs / f"{name}-{mode.replace(' ', '-')}.log").go()
-            rows.append(row(name, mode, run, native))
+            rows.append(row(name, mode, run, native, gbps))
             print(format_row(rows[-1]), flush=True)
     return rows
 
 
-def row(name: str, mode: str, run: Run, native: Run) -> dict:
+def floor_ms(native: Run, ratio: float, gbps: float) -> float:
+    """max(native step, (F - F/R) / B): what leaves the GPU each step, and comes back, at the link's rate."""
+    moved = native.footprint - native.footprint / ratio
+    return max(native.median_ms(), moved / (gbps * 1e9) * 1e3 if gbps > 0 else 0.0)
+
+
+def row(name: str, mode: str, run: Run, native: Run, gbps: float) -> dict:
     losses, native_losses = [s[0] for s in run.steps], [s[0] for s in native.steps]
+    floor = floor_ms(native, 2.0, gbps) if mode.endswith("2x") else native.median_ms()
     identical = losses == native_losses
     ok = run.exit_code == 0 and not run.watchdog and identical and len(losses) == len(native_losses)
     return {
         "workload": name, "mode": mode, "steps": len(losses), "exit": run.exit_code, "watchdog": run.watchdog,
         "median_ms": run.median_ms(), "x_native": run.median_ms() / native.median_ms(),
+        "floor_ms": floor, "x_floor": run.median_ms() / floor, "link_gbps": gbps,
         "footprint_bytes": run.footprint, "losses": losses, "identical": identical,
         "verdict": "PASS" if ok else "FAIL",
     }
@@ -166,7 +199,7 @@ def row(name: str, mode: str, run: Run, native: Run) -> dict:
 def format_row(r: dict) -> str:
     why = r["watchdog"] or ("" if r["identical"] else "losses differ") or (f"exit {r['exit']}" if r["exit"] else "")
     return (f"{r['workload']:<11} {r['mode']:<11} {r['steps']:>5} {r['median_ms']:>10.1f} {r['x_native']:>7.2f} "
-            f"{'yes' if r['identical'] else 'NO':>9}  {r['verdict']} {why}")
+            f"{r['floor_ms']:>9.1f} {r['x_floor']:>7.2f} {'yes' if r['identical'] else 'NO':>9}  {r['verdict']} {why}")
 
 
 def main() -> int:
@@ -175,13 +208,16 @@ def main() -> int:
     p.add_argument("--sweep", required=True, help="the built tests/programs/sweep")
     p.add_argument("--out", required=True, help="folder for zoo.json and the logs")
     p.add_argument("--only", nargs="*", help="workloads to run (default: all)")
+    p.add_argument("--modes", nargs="*", choices=MODES, default=["default", "fastest 2x"],
+                   help="deepum runs beside native (default: default and fastest 2x)")
     args = p.parse_args()
     rows = zoo(args)
     out = Path(args.out)
     (out / "zoo.json").write_text(json.dumps(rows, indent=2) + "\n")
     with tarfile.open(out / "zoo-logs.tar.gz", "w:gz") as tar:
         tar.add(out / "logs", arcname="logs")
-    header = f"{'workload':<11} {'mode':<11} {'steps':>5} {'median ms':>10} {'x nat':>7} {'identical':>9}  verdict"
+    header = (f"{'workload':<11} {'mode':<11} {'steps':>5} {'median ms':>10} {'x nat':>7} {'floor ms':>9} "
+              f"{'x floor':>7} {'identical':>9}  verdict")
     table = "\n".join([header] + [format_row(r) for r in rows])
     (out / "zoo.txt").write_text(table + "\n")
     print(table)

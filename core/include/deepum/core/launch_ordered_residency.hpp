@@ -13,6 +13,7 @@
 // the caller across decision and issue.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "deepum/core/events.hpp"
+#include "deepum/core/loop_period.hpp"
 #include "deepum/core/residency_map.hpp"
 
 namespace deepum::core {
@@ -101,6 +103,9 @@ struct LaunchOrderedOptions {
   // Decide LaunchEviction::swap_out/restore/unswap, for live victims up to swap_bytes at once.
   bool swap = false;
   std::uint64_t swap_bytes = 0;
+  // Victims by predicted next use, furthest first, once the program's loop is learned (LoopPeriod);
+  // least recently named where nothing is predicted. Off: least recently named always.
+  bool victims_by_next_use = true;
 };
 
 struct LaunchOrderedStats {
@@ -124,6 +129,10 @@ struct LaunchOrderedStats {
   std::uint64_t swap_peak_bytes = 0;
   // Victims not swapped because another stream named them (a discard could run under its kernels).
   std::uint64_t swap_skipped_other_stream_bytes = 0;
+  // The loop's period in operations as last learned (0: none), and victims' bytes chosen by
+  // predicted next use and by least recent naming.
+  std::uint64_t loop_period = 0;
+  std::uint64_t victims_predicted_bytes = 0, victims_unpredicted_bytes = 0;
 };
 
 class LaunchOrderedResidency {
@@ -210,6 +219,11 @@ class LaunchOrderedResidency {
     // Its contents are in deepum's host store (see LaunchEviction::swap_out), not in managed memory.
     bool swapped = false;
     std::list<LruEntry>::iterator lru;
+    // The latest operations that named it (a ring; uses_recorded counts every naming): one period
+    // after each, it is named again if the loop holds.
+    static constexpr std::size_t kUses = 6;
+    std::array<std::uint64_t, kUses> uses{};
+    std::uint32_t uses_recorded = 0;
   };
   struct Range {
     std::uint64_t address = 0, bytes = 0;
@@ -241,6 +255,16 @@ class LaunchOrderedResidency {
   // (into `discard`), then the least recently named (into `evict`); merged into address ranges
   // within one allocation each.
   void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
+  // The operation after `now` expected to name the block, one loop period after a naming of it (0:
+  // none expected: no period learned, or the block missed its predicted naming).
+  std::uint64_t predicted_next_use(const Block& block, std::uint64_t now) const;
+  // Resident parts in the order victims are taken: least recently named first; with a learned
+  // loop, those with no predicted use first (least recently named first), then by predicted next
+  // use, furthest first.
+  // `unpredicted`: how many lead the order unpredicted. Parts `now` names are left out.
+  std::vector<LruEntry> victim_order(std::uint64_t bytes, std::uint64_t now, std::size_t& unpredicted);
+  // Counts operation `now` for the loop's period.
+  void observe(std::uint64_t now, std::uint64_t signature);
   // Whether eviction `number` runs alongside the program, not waited for yet.
   bool pending(std::uint64_t number) const;
 
@@ -248,6 +272,7 @@ class LaunchOrderedResidency {
   LaunchOrderedOptions options_;
   std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
   std::list<LruEntry> lru_;                // resident parts, least recently named first
+  LoopPeriod loop_;
   std::uint64_t resident_bytes_ = 0;
   // Every live range's bytes: while they fit under the limit, nothing ever has to leave, so no
   // eviction is made ahead (at exactly the footprint, an LRU batch would evict what a loop needs next).

@@ -38,9 +38,10 @@ class OrderedPolicy final : public Policy {
   // "deepum-swap" with swapping, else "deepum-place" with placing, else "deepum-ordered" (the
   // detail says which moves were on).
   std::string_view name() const override {
-    return options_.moves.swap          ? "deepum-swap"
-           : options_.moves.place_fresh ? "deepum-place"
-                                        : "deepum-ordered";
+    const bool lru = !options_.moves.victims_by_next_use;
+    return options_.moves.swap          ? (lru ? "deepum-swap-lru" : "deepum-swap")
+           : options_.moves.place_fresh ? (lru ? "deepum-place-lru" : "deepum-place")
+                                        : (lru ? "deepum-ordered-lru" : "deepum-ordered");
   }
   void begin(Executor& executor) override;
   void before_kernel(std::uint32_t k, Executor& executor) override;

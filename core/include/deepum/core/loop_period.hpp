@@ -1,0 +1,46 @@
+// LoopPeriod: the length, in operations, of the loop a program repeats (a training step, a sweep
+// over arrays), learned from the sequence of operation signatures (a kernel's execution key:
+// function, shape and managed pointers; a copy's operands). With it, the blocks the next period
+// names are the ones this period named, one period later: the engine evicts those needed furthest
+// ahead (Belady's choice on the learned loop), not the least recently named, which in a loop is
+// exactly what comes back next.
+//
+// A candidate period is the distance to the latest earlier launch of the same signature; it is
+// confirmed once that many launches in a row (at most kConfirm) repeat at that distance. A
+// confirmed period is kept through launches that break the pattern (an input batch at a new
+// address, a logging step), and dropped after a whole period of them.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace deepum::core {
+
+class LoopPeriod {
+ public:
+  static constexpr std::uint64_t kConfirm = 256;
+
+  // Periods longer than `max_period` operations are not looked for (the history is a ring of
+  // that many signatures).
+  explicit LoopPeriod(std::uint32_t max_period = 1U << 18) : history_(max_period, 0) {}
+
+  // Operation number `now` (1, 2, ..., each once, in order) had `signature` (never 0).
+  void observe(std::uint64_t now, std::uint64_t signature);
+  // The confirmed period, or 0 while none is.
+  std::uint64_t period() const { return period_; }
+
+ private:
+  bool repeats_at(std::uint64_t now, std::uint64_t distance, std::uint64_t signature) const;
+
+  std::vector<std::uint64_t> history_;  // signature of operation n at n % size; 0: none yet
+  std::unordered_map<std::uint64_t, std::uint64_t> last_seen_;  // signature -> latest operation
+  std::uint64_t candidate_ = 0, streak_ = 0;
+  std::uint64_t period_ = 0, misses_ = 0;
+};
+
+// Operation signatures for LoopPeriod: equal for operations that repeat each other.
+std::uint64_t copy_signature(std::uint64_t operation, const std::uint64_t* operands, std::size_t count,
+                             std::uint64_t bytes);
+
+}  // namespace deepum::core
