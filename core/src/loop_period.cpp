@@ -10,25 +10,39 @@ bool LoopPeriod::repeats_at(std::uint64_t now, std::uint64_t distance, std::uint
          history_[(now - distance) % history_.size()] == signature;
 }
 
+std::uint64_t LoopPeriod::window_hash(std::uint64_t now) const {
+  if (now < kWindow || history_.size() < kWindow) return 0;
+  std::uint64_t hash = 0x9e3779b97f4a7c15ULL;
+  for (std::uint64_t n = now - kWindow + 1; n <= now; ++n)
+    hash = (hash ^ history_[n % history_.size()]) * 0xff51afd7ed558ccdULL;
+  return hash == 0 ? 1 : hash;
+}
+
 void LoopPeriod::observe(std::uint64_t now, std::uint64_t signature) {
-  const auto [seen, first] = last_seen_.try_emplace(signature, now);
-  const std::uint64_t previous = first ? 0 : std::exchange(seen->second, now);
-  if (repeats_at(now, candidate_, signature)) {
-    if (++streak_ >= std::min(candidate_, kConfirm)) period_ = candidate_;
+  const bool repeats = repeats_at(now, candidate_, signature);
+  history_[now % history_.size()] = signature;  // after the check: a distance is below the size
+  std::uint64_t previous = 0;
+  if (const std::uint64_t window = window_hash(now); window != 0) {
+    const auto [seen, first] = last_seen_.try_emplace(window, now);
+    if (!first) previous = std::exchange(seen->second, now);
+  }
+  if (repeats) {
+    ++streak_;
   } else {
     streak_ = 0;
-    // A signature seen before proposes its distance; a new one (a fresh address) leaves the
-    // candidate be, so one odd launch does not cost the loop.
+    // A window seen before proposes its distance, its operations repeating already; one never
+    // seen (a fresh address inside it) leaves the candidate be, so one odd launch does not cost
+    // the loop.
     if (previous != 0 && now - previous < history_.size()) {
       candidate_ = now - previous;
-      streak_ = 1;
+      streak_ = std::min(kWindow, candidate_);
     }
   }
+  if (candidate_ != 0 && streak_ >= std::min(candidate_, kConfirm)) period_ = candidate_;
   if (period_ != 0) {
     misses_ = repeats_at(now, period_, signature) ? 0 : misses_ + 1;
     if (misses_ > period_) period_ = 0;
   }
-  history_[now % history_.size()] = signature;
   // A program that never repeats would grow the map without end: forgotten now and then.
   if (last_seen_.size() > 4 * history_.size()) last_seen_.clear();
 }

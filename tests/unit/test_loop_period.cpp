@@ -23,15 +23,19 @@ std::vector<std::uint64_t> sequence(std::uint64_t first, std::uint64_t count) {
 }
 }  // namespace
 
-TEST_CASE("a short loop is learned in its second pass") {
+TEST_CASE("a loop is learned once a window of operations has repeated") {
   LoopPeriod loop;
-  const std::vector<std::uint64_t> pass = sequence(100, 8);
+  const std::vector<std::uint64_t> pass = sequence(100, 40);
   std::uint64_t now = feed(loop, pass, 0);
   CHECK(loop.period() == 0);  // nothing has repeated yet
   now = feed(loop, pass, now);
-  CHECK(loop.period() == 8);
-  feed(loop, pass, now);
-  CHECK(loop.period() == 8);
+  CHECK(loop.period() == 40);  // the second pass repeats the first from its kWindow-th operation
+  // A loop shorter than the window: learned once the window holds two passes and repeats.
+  LoopPeriod short_loop;
+  const std::vector<std::uint64_t> short_pass = sequence(500, 8);
+  now = 0;
+  for (int i = 0; i < 3; ++i) now = feed(short_loop, short_pass, now);
+  CHECK(short_loop.period() == 8);
 }
 
 TEST_CASE("a long loop with repeats inside a pass is learned at its whole length") {
@@ -40,6 +44,19 @@ TEST_CASE("a long loop with repeats inside a pass is learned at its whole length
   for (std::uint64_t layer = 0; layer < 300; ++layer) step.push_back(1000 + layer);
   for (std::uint64_t layer = 300; layer-- > 0;) step.push_back(5000 + layer);
   step.push_back(1000);  // a signature repeated within the step (the first layer's kernel again)
+  LoopPeriod loop;
+  std::uint64_t now = 0;
+  for (int i = 0; i < 3; ++i) now = feed(loop, step, now);
+  CHECK(loop.period() == step.size());
+}
+
+TEST_CASE("a step whose layers reuse the same scratch buffers is learned at the step's length") {
+  // Each layer: a matmul naming the layer's own weight (its own signature), then two elementwise
+  // kernels on scratch buffers the allocator hands every layer (the same signatures in every
+  // layer), as PyTorch's kernels look; then the same backward.
+  std::vector<std::uint64_t> step;
+  for (std::uint64_t layer = 0; layer < 48; ++layer) step.insert(step.end(), {1000 + layer, 7, 8});
+  for (std::uint64_t layer = 48; layer-- > 0;) step.insert(step.end(), {2000 + layer, 9, 7, 10});
   LoopPeriod loop;
   std::uint64_t now = 0;
   for (int i = 0; i < 3; ++i) now = feed(loop, step, now);

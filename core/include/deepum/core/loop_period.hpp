@@ -5,10 +5,11 @@
 // ahead (Belady's choice on the learned loop), not the least recently named, which in a loop is
 // exactly what comes back next.
 //
-// A candidate period is the distance to the latest earlier launch of the same signature; it is
-// confirmed once that many launches in a row (at most kConfirm) repeat at that distance. A
-// confirmed period is kept through launches that break the pattern (an input batch at a new
-// address, a logging step), and dropped after a whole period of them.
+// A candidate period is the distance to the latest earlier occurrence of the last kWindow
+// signatures together (one signature alone recurs within a step: PyTorch's allocator hands each
+// layer the same scratch buffers); it is confirmed once that many operations in a row (at most
+// kConfirm) repeat at that distance. A confirmed period is kept through operations that break the
+// pattern (an input batch at a new address, a logging step), and dropped after a whole period of them.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@ namespace deepum::core {
 class LoopPeriod {
  public:
   static constexpr std::uint64_t kConfirm = 256;
+  static constexpr std::uint64_t kWindow = 16;
 
   // Periods longer than `max_period` operations are not looked for (the history is a ring of
   // that many signatures).
@@ -32,9 +34,11 @@ class LoopPeriod {
 
  private:
   bool repeats_at(std::uint64_t now, std::uint64_t distance, std::uint64_t signature) const;
+  // The hash of the signatures of operations now - kWindow + 1 to now (0 before there are that many).
+  std::uint64_t window_hash(std::uint64_t now) const;
 
   std::vector<std::uint64_t> history_;  // signature of operation n at n % size; 0: none yet
-  std::unordered_map<std::uint64_t, std::uint64_t> last_seen_;  // signature -> latest operation
+  std::unordered_map<std::uint64_t, std::uint64_t> last_seen_;  // window hash -> latest operation
   std::uint64_t candidate_ = 0, streak_ = 0;
   std::uint64_t period_ = 0, misses_ = 0;
 };
