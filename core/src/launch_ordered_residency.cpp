@@ -108,6 +108,7 @@ void LaunchOrderedResidency::make_evicted(Range& range, std::size_t index) {
   if (!block.resident) return;
   block.resident = false;
   block.other_streams = false;
+  if (std::exchange(block.ahead, false)) ahead_unnamed_bytes_ -= kBlockBytes;
   lru_.erase(block.lru);
   resident_bytes_ -= part(range, index).bytes;
 }
@@ -255,8 +256,10 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
         swapped_bytes_ += part_bytes;
         stats_.swapped_out_bytes += part_bytes;
       }
-      if (!droppable)
+      if (!droppable) {
         (i < unpredicted ? stats_.victims_unpredicted_bytes : stats_.victims_predicted_bytes) += part_bytes;
+        decision.evict_after_placement = std::max(decision.evict_after_placement, block.placed_by);
+      }
       covered += part_bytes;
       make_evicted(*range, index);
     }
@@ -307,6 +310,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     block.named_at = now;
     block.named_stream = stream;
     block.uses[block.uses_recorded++ % Block::kUses] = now;
+    if (std::exchange(block.ahead, false)) ahead_unnamed_bytes_ -= kBlockBytes;
     if (!block.resident) new_bytes += part(range, index).bytes;
     named_.emplace_back(&range, index);
     named_after_placement_ = std::max(named_after_placement_, block.placed_by);
@@ -388,6 +392,7 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
     ++stats_.waits_for_pending;
     while (!pending_.empty() && projected > limit_) {
       decision.wait_for_eviction = pending_.front().number;
+      room_freed_by_ = std::max(room_freed_by_, pending_.front().number);
       projected -= pending_.front().bytes;
       pending_bytes_ -= pending_.front().bytes;
       pending_.pop_front();
@@ -402,9 +407,12 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
     choose_victims(projected - (limit_ - batch_), now, stream, decision);
     // Nothing to evict (the launch names every resident block): nothing to wait for.
     decision.wait_for_evict = !decision.evict.empty() || !decision.swap_out.empty();
-    if (decision.wait_for_evict) ++stats_.waited_evictions;
+    if (decision.wait_for_evict) {
+      ++stats_.waited_evictions;
+      room_freed_by_ = std::max(room_freed_by_, decision.eviction_number);
+    }
   } else if (may_evict && range_bytes_ > limit_ && pending_.size() < std::max(options_.evictions_ahead, 1U) &&
-             resident_bytes_ + new_bytes > limit_ - ahead) {
+             resident_bytes_ + new_bytes > limit_ - ahead && upcoming_needs_room(now)) {
     // Within `ahead` of the limit (what is in flight counted free): evict a batch alongside the
     // program, waited for only when the room is needed (discards are always waited for: they free
     // their room at once).
@@ -419,6 +427,8 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
   if (resident_bytes_ != before) ++stats_.evictions;
   if ((options_.prefetch || options_.place_fresh || swapped_bytes_ != 0) && may_evict) plan_fetch(decision);
   for (auto [range, index] : named_) make_resident(*range, index);
+  remember_named(now);
+  if (may_evict) plan_ahead(decision, now);
   if (resident_bytes_ > limit_) ++stats_.launches_over_limit;
   stats_.peak_bytes = std::max(stats_.peak_bytes, resident_bytes_ + pending_bytes_);
   return decision;
@@ -484,6 +494,102 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
   }
   if (!decision.place.empty() || !decision.restore.empty()) decision.placement_number = ++placements_decided_;
   if (!decision.fetch.empty() || !decision.place.empty() || !decision.restore.empty()) ++stats_.fetches;
+}
+
+void LaunchOrderedResidency::remember_named(std::uint64_t now) {
+  if (!options_.swap || !options_.victims_by_next_use) return;  // only plan_ahead reads it
+  // A period's worth (before one is learned, a few thousand operations: a longer loop is
+  // predicted from its second period on).
+  const std::uint64_t keep = std::max<std::uint64_t>(loop_.period() + 1, 4096);
+  NamedBy entry;
+  if (!named_history_.empty() && named_history_.front().operation + keep <= now) {
+    entry = std::move(named_history_.front());  // its storage reused
+    named_history_.pop_front();
+  }
+  while (!named_history_.empty() && named_history_.front().operation + keep <= now)
+    named_history_.pop_front();
+  entry.operation = now;
+  entry.parts.clear();
+  for (auto [range, index] : named_)
+    entry.parts.emplace_back(range->address, static_cast<std::uint32_t>(index));
+  named_history_.push_back(std::move(entry));
+}
+
+bool LaunchOrderedResidency::upcoming_needs_room(std::uint64_t now) const {
+  const std::uint64_t period = loop_.period();
+  if (!options_.swap || !options_.victims_by_next_use || period < 2 || named_history_.empty()) return true;
+  // The next operation not planned for yet, as it was one period ago.
+  const std::uint64_t earlier = std::max(planned_ahead_to_, now) + 1 - period;
+  const std::uint64_t first = named_history_.front().operation;
+  if (earlier < first || earlier - first >= named_history_.size()) return true;  // not known
+  for (auto [address, index] : named_history_[earlier - first].parts) {
+    auto it = ranges_.find(address);
+    if (it != ranges_.end() && index < it->second.blocks.size() && !it->second.blocks[index].resident)
+      return true;
+  }
+  return false;
+}
+
+void LaunchOrderedResidency::plan_ahead(LaunchEviction& decision, std::uint64_t now) {
+  const std::uint64_t period = loop_.period();
+  if (!options_.swap || !options_.victims_by_next_use || period < 2 || swapped_bytes_ == 0 ||
+      named_history_.empty())
+    return;
+  // What comes back ahead and is not named yet stays within a batch (the room of an eviction kept
+  // ahead): far enough for the copies to arrive in time, near enough that the victims making room
+  // for it are needed later than it is.
+  if (ahead_unnamed_bytes_ >= batch_) return;
+  std::uint64_t budget = batch_ - ahead_unnamed_bytes_;
+  const auto free_room = [this] {
+    const std::uint64_t held = resident_bytes_ + pending_bytes_;
+    return limit_ > held ? limit_ - held : 0;
+  };
+  planned_ahead_to_ = std::max(planned_ahead_to_, now);
+  std::vector<std::pair<Range*, std::size_t>> blocks;
+  const Range* last = nullptr;
+  while (planned_ahead_to_ + 1 < now + period) {
+    // The operation that comes next, as it was one period ago.
+    const std::uint64_t earlier = planned_ahead_to_ + 1 - period;
+    const std::uint64_t first = named_history_.front().operation;
+    if (earlier >= first && earlier - first < named_history_.size()) {
+      blocks.clear();
+      for (auto [address, index] : named_history_[earlier - first].parts) {
+        auto it = ranges_.find(address);
+        if (it != ranges_.end() && index < it->second.blocks.size() && it->second.blocks[index].swapped)
+          blocks.emplace_back(&it->second, index);
+      }
+      const std::uint64_t needed = blocks.size() * kBlockBytes;
+      if (needed > budget) break;  // a later decision goes on from here
+      // Into free room, else into the room of evictions running alongside the program: the copies
+      // back wait for them (they finish in order), and no launch has to.
+      while (needed > free_room() && !pending_.empty()) {
+        decision.ahead_after_eviction = std::max(decision.ahead_after_eviction, pending_.front().number);
+        pending_bytes_ -= pending_.front().bytes;
+        pending_.pop_front();
+      }
+      if (needed > free_room()) break;  // once evictions have made room
+      for (auto [range, index] : blocks) {
+        Block& block = range->blocks[index];
+        append_merged(decision.restore_ahead, last, range, part(*range, index));
+        block.swapped = false;
+        swapped_bytes_ -= kBlockBytes;
+        stats_.restored_ahead_bytes += kBlockBytes;
+        block.ahead = true;
+        ahead_unnamed_bytes_ += kBlockBytes;
+        block.placed_by = placements_decided_ + 1;
+        decision.ahead_after_eviction = std::max(decision.ahead_after_eviction, block.evicted_by);
+        make_resident(*range, index);
+      }
+      budget -= needed;
+    }
+    ++planned_ahead_to_;
+  }
+  if (decision.restore_ahead.empty()) return;
+  decision.ahead_placement_number = ++placements_decided_;
+  // Into room the model counts free: the evictions it comes from must be done, though no launch of
+  // the program's that waits for them may have run yet.
+  decision.ahead_after_eviction = std::max(decision.ahead_after_eviction, room_freed_by_);
+  room_freed_by_ = std::max(room_freed_by_, decision.ahead_after_eviction);
 }
 
 void LaunchOrderedResidency::observe(std::uint64_t now, std::uint64_t signature) {

@@ -628,7 +628,45 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   if (!decision.fetch.empty() &&
       !issue_prefetch(stream, decision, host_time, {in_flight, evicted}, dropped, waited_eviction))
     decision.fetch.clear();
+  if (!decision.restore_ahead.empty()) issue_restore_ahead(decision, host_time, {in_flight, evicted}, work);
   return true;
+}
+
+void StreamOrderedEvictor::issue_restore_ahead(core::LaunchEviction& decision, std::uint64_t host_time,
+                                               std::array<EvictionRef, 2> room, HostWork& work) {
+  CUevent placed = take_event_or_count_busy();
+  if (placed == nullptr) {
+    copy_back_on_host(std::exchange(decision.restore_ahead, {}), work);  // only the store holds them
+    return;
+  }
+  EnqueueTimer timer(*this, Move::placement);
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device_;
+  // Not after the program's work so far: no operation enqueued can use a swapped block (one naming
+  // it had it restored first); only the room and the block's own copy out must be done.
+  CUresult r = CUDA_SUCCESS;
+  for (EvictionRef eviction : room) {
+    if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(discard_stream_, eviction);
+  }
+  if (const EvictionRef before = eviction_up_to(decision.ahead_after_eviction); before && r == CUDA_SUCCESS)
+    r = wait_in_own_stream(discard_stream_, before);
+  if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.restore_ahead, gpu, discard_stream_);
+  if (r == CUDA_SUCCESS) copy_back(decision.restore_ahead, work);  // a failure: the host does
+  if (r == CUDA_SUCCESS) r = event_record.get()(placed, discard_stream_);
+  if (r != CUDA_SUCCESS) {
+    // The host copies back what is not known to be on its way, after everything enqueued.
+    free_events_.push_back(placed);
+    work.stream_syncs.push_back(discard_stream_);
+    copy_back_on_host(decision.restore_ahead, work);
+    if (prefetch_failures_.fetch_add(1, std::memory_order_relaxed) == 0)
+      core::logger().warn("a copy back ahead of a launch failed ({}); later failures are only counted",
+                          describe("", r));
+    return;
+  }
+  in_flight_.push_back({placed, decision.restore_ahead, Move::placement, host_time, 0, false,
+                        decision.ahead_placement_number});
+  release_after_moves(decision.restore_ahead);  // the copies back read the slots until it is done
 }
 
 bool StreamOrderedEvictor::count_failure(CUresult r) {
@@ -649,6 +687,11 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     return count_failure(r);
   };
   CUresult r = stream_wait_event.get()(stream_, after, 0);
+  // A victim placed ahead (no operation named it yet) may still be arriving.
+  if (decision.evict_after_placement > placements_reaped_ && r == CUDA_SUCCESS) {
+    if (CUevent placing = placement_in_flight(decision.evict_after_placement, false))
+      r = stream_wait_event.get()(stream_, placing, 0);
+  }
   // Swapped blocks first, on our stream in the program's thread: the copies return at once.
   if (r == CUDA_SUCCESS && !decision.swap_out.empty()) r = swap_out(decision, work);
   if (r != CUDA_SUCCESS) return give_back(r);
@@ -889,7 +932,7 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
   if (may_evict) mark_progress(stream, model_.launches_decided());
   if (decision.wait_for_eviction == 0 && decision.evict.empty() && decision.discard.empty() &&
       decision.fetch.empty() && decision.place.empty() && decision.swap_out.empty() &&
-      decision.restore.empty())
+      decision.restore.empty() && decision.restore_ahead.empty())
     return {};
   std::vector<core::AddressRange> discarded;
   if (!issue(stream, decision, host_time, discarded, work)) {
@@ -897,11 +940,13 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
     // Nothing placed: what only the store holds is copied back by the host (the launch then
     // faults it in).
     copy_back_on_host(decision.restore, work);
+    copy_back_on_host(decision.restore_ahead, work);
     return {{}, std::move(discarded), {}};
   }
   // The live estimate counts placements and copies back as prefetches, copies out as evictions.
   decision.fetch.insert(decision.fetch.end(), decision.place.begin(), decision.place.end());
   decision.fetch.insert(decision.fetch.end(), decision.restore.begin(), decision.restore.end());
+  decision.fetch.insert(decision.fetch.end(), decision.restore_ahead.begin(), decision.restore_ahead.end());
   decision.evict.insert(decision.evict.end(), decision.swap_out.begin(), decision.swap_out.end());
   return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch)};
 }

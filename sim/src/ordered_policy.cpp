@@ -164,11 +164,13 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
   }
   Nanoseconds evicted = 0;
   if (!d.swap_out.empty() || !d.evict.empty()) {
-    Nanoseconds copies_done = host_;
+    // After a victim's placement ahead, if it is still arriving.
+    const Nanoseconds after_placement = done_by(placement_done_, d.evict_after_placement);
+    Nanoseconds copies_done = std::max(host_, after_placement);
     if (!d.swap_out.empty()) {
       const std::span<const BlockIndex> blocks = blocks_of(d.swap_out);
       host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.swap_out) / kBlock) + us_to_ns(m.discard_call_us);
-      copies_done = executor.write_back(blocks, host_, m.copy_d2h_gb_per_s);
+      copies_done = executor.write_back(blocks, std::max(host_, after_placement), m.copy_d2h_gb_per_s);
       if (m.swap_holds_thread) host_ = std::max(host_, copies_done);
     }
     Nanoseconds moved = copies_done;
@@ -206,6 +208,18 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     discard_stream_free_ = done;  // the copies back run on the discard stream too
     set_done(placement_done_, d.placement_number, done);
     start = std::max(start, done);
+  }
+  if (!d.restore_ahead.empty()) {
+    // Placed and copied back on the discard stream once its room is free; the launch goes on.
+    const Nanoseconds earliest =
+        std::max({room, done_by(eviction_done_, d.ahead_after_eviction), discard_stream_free_});
+    const Nanoseconds placed = occupy_discard_stream(
+        earliest, us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.restore_ahead), m.place_gb_per_s));
+    host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.restore_ahead) / kBlock);
+    const Nanoseconds done =
+        executor.bring_in(blocks_of(d.restore_ahead), std::max(placed, host_), m.copy_h2d_gb_per_s);
+    discard_stream_free_ = std::max(discard_stream_free_, done);
+    set_done(placement_done_, d.ahead_placement_number, done);
   }
   if (!d.fetch.empty()) {
     host_ += us_to_ns(m.prefetch_h2d_call_us) * d.fetch.size();

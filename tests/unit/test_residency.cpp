@@ -1439,6 +1439,45 @@ TEST_CASE("with swapping, dead, freed or failed blocks give their store copies b
   CHECK(captured.swapped_bytes() == 0);
 }
 
+TEST_CASE("with swapping and a learned loop, blocks come back ahead of the launch that names them") {
+  // Sixteen 8 MiB tensors under a 64 MiB limit, one launch each. Once the loop is learned, what a
+  // coming launch names is copied back while earlier launches run: that launch waits only for its
+  // placement (after_placement), and the limit holds with the copies ahead counted.
+  constexpr std::uint64_t kTensor = 8 * kMiB, kTensors = 16, kLimit = 64 * kMiB;
+  LaunchOrderedResidency model(kLimit, kTensor,
+                               {.prefetch = true, .swap = true, .swap_bytes = kTensors * kTensor});
+  for (std::uint64_t t = 0; t < kTensors; ++t) model.on_range_allocated(kBase + t * kTensor, kTensor);
+  std::map<BlockId, std::uint64_t> placed_ahead_by;  // block -> its placement ahead
+  std::uint64_t restored_at_launch = 0, restored_ahead = 0;
+  for (std::uint64_t pass = 0; pass < 10; ++pass) {
+    for (std::uint64_t t = 0; t < kTensors; ++t) {
+      const KernelLaunch launch = launch_naming(kBase + t * kTensor, kTensor);
+      const LaunchEviction decision = model.before_launch(launch);
+      CHECK(model.resident_bytes() + model.pending_bytes() <= kLimit);
+      // A launch naming a block placed ahead waits for that placement.
+      for_each_block_of({launch.pointers[0], kTensor}, [&](BlockId b) {
+        if (auto it = placed_ahead_by.find(b); it != placed_ahead_by.end()) {
+          CHECK(decision.after_placement >= it->second);
+          placed_ahead_by.erase(it);
+        }
+      });
+      for (const AddressRange& range : decision.restore_ahead) {
+        CHECK(decision.ahead_placement_number != 0);
+        CHECK(decision.ahead_placement_number != decision.placement_number);
+        for_each_block_of(range, [&](BlockId b) { placed_ahead_by[b] = decision.ahead_placement_number; });
+      }
+      if (pass >= 4) {
+        restored_at_launch += total_bytes(decision.restore);
+        restored_ahead += total_bytes(decision.restore_ahead);
+      }
+    }
+  }
+  CHECK(model.stats().loop_period == kTensors);
+  CHECK(restored_ahead > 4 * restored_at_launch);
+  MESSAGE("copied back per pass: ahead ", restored_ahead / 6 / kMiB, " MiB, at the launch ",
+          restored_at_launch / 6 / kMiB, " MiB");
+}
+
 TEST_CASE("with swapping, no operation ever finds the only copy of what it names in the store") {
   // Where each block's contents are, as the decisions move them in order: a loop of twelve 4 MiB
   // tensors on a 16 MiB limit, with a foreach-like launch cut short now and then and tensors
@@ -1476,6 +1515,7 @@ TEST_CASE("with swapping, no operation ever finds the only copy of what it names
     move(decision.restore, At::gpu, At::store);
     move(decision.place, At::gpu, std::nullopt);
     move(decision.fetch, At::gpu, std::nullopt);
+    move(decision.restore_ahead, At::gpu, At::store);
     restored += total_bytes(decision.restore);
     for (std::size_t i = 0; i < launch.pointer_count; ++i)
       for_each_block_of({launch.pointers[i], launch.extents[i]},
@@ -1483,6 +1523,7 @@ TEST_CASE("with swapping, no operation ever finds the only copy of what it names
     (void)model.take_released();
   }
   CHECK(restored > 0);
+  CHECK(model.stats().restored_ahead_bytes > 0);  // the loop was learned, and copied back ahead
   CHECK(model.stats().unswaps > 0);
   CHECK(model.stats().swap_peak_bytes <= 24 * kMiB);
 }

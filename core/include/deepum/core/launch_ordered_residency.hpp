@@ -87,6 +87,18 @@ struct LaunchEviction {
   // Every swapped block: the operation may reach memory it does not name, so each is copied back
   // into managed memory (on the host) before it, by the host.
   std::vector<AddressRange> unswap;
+  // With a learned loop: swapped blocks the next operations are predicted to name, copied back
+  // now into room that is free, so that they arrive while the GPU runs what comes before. The
+  // operation does not wait for them; the first one naming a block waits for their placement
+  // (ahead_placement_number, numbered as placement_number) through after_placement.
+  std::vector<AddressRange> restore_ahead;
+  std::uint64_t ahead_placement_number = 0;
+  // The evictions, up to this one, that moved one of restore_ahead out or whose room it takes: the
+  // placement runs after them.
+  std::uint64_t ahead_after_eviction = 0;
+  // The latest placement of a victim (evict or swap_out) that may still run: the eviction runs
+  // after it (a block placed ahead may be taken before any operation named it).
+  std::uint64_t evict_after_placement = 0;
 };
 
 struct LaunchOrderedOptions {
@@ -133,6 +145,8 @@ struct LaunchOrderedStats {
   // predicted next use and by least recent naming.
   std::uint64_t loop_period = 0;
   std::uint64_t victims_predicted_bytes = 0, victims_unpredicted_bytes = 0;
+  // Swapped blocks copied back ahead of the operation predicted to name them (restore_ahead).
+  std::uint64_t restored_ahead_bytes = 0;
 };
 
 class LaunchOrderedResidency {
@@ -218,6 +232,7 @@ class LaunchOrderedResidency {
     bool other_streams = false;      // named in more than one stream since it became resident
     // Its contents are in deepum's host store (see LaunchEviction::swap_out), not in managed memory.
     bool swapped = false;
+    bool ahead = false;  // copied back ahead (restore_ahead), not named since
     std::list<LruEntry>::iterator lru;
     // The latest operations that named it (a ring; uses_recorded counts every naming): one period
     // after each, it is named again if the loop holds.
@@ -265,6 +280,14 @@ class LaunchOrderedResidency {
   std::vector<LruEntry> victim_order(std::uint64_t bytes, std::uint64_t now, std::size_t& unpredicted);
   // Counts operation `now` for the loop's period.
   void observe(std::uint64_t now, std::uint64_t signature);
+  // Keeps what operation `now` named (named_), for predicting the operation one period later.
+  void remember_named(std::uint64_t now);
+  // Whether the next operation not yet planned for is predicted to name blocks not resident (true
+  // where nothing is predicted): an eviction ahead makes room only for what is coming.
+  bool upcoming_needs_room(std::uint64_t now) const;
+  // Decides restore_ahead: the swapped blocks of the operations after `now`, as the same operations
+  // one period earlier named them, in order, while they fit in the room free under the limit.
+  void plan_ahead(LaunchEviction& decision, std::uint64_t now);
   // Whether eviction `number` runs alongside the program, not waited for yet.
   bool pending(std::uint64_t number) const;
 
@@ -273,6 +296,19 @@ class LaunchOrderedResidency {
   std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
   std::list<LruEntry> lru_;                // resident parts, least recently named first
   LoopPeriod loop_;
+  // What each of the latest operations (about a period of them) named: (range address, part index).
+  struct NamedBy {
+    std::uint64_t operation = 0;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> parts;
+  };
+  std::deque<NamedBy> named_history_;
+  std::uint64_t planned_ahead_to_ = 0;  // the latest operation whose blocks plan_ahead considered
+  // Blocks copied back ahead and not named yet: at most a batch, so that what comes back ahead is
+  // what the next operations need, not what a later one does at the cost of what is kept.
+  std::uint64_t ahead_unnamed_bytes_ = 0;
+  // The latest eviction whose room the model counts free (a launch waits for it): evictions finish
+  // in order, so its end frees every room counted.
+  std::uint64_t room_freed_by_ = 0;
   std::uint64_t resident_bytes_ = 0;
   // Every live range's bytes: while they fit under the limit, nothing ever has to leave, so no
   // eviction is made ahead (at exactly the footprint, an LRU batch would evict what a loop needs next).

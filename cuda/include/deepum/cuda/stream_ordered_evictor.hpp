@@ -287,6 +287,12 @@ class StreamOrderedEvictor {
   // (the launch faults those blocks in).
   void issue_placement(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
                        std::array<EvictionRef, 2> room, std::uint8_t waited_eviction, HostWork& work);
+  // Enqueues decision.restore_ahead (placed, then copied back from the store) on the discard stream
+  // after the evictions in `room` and those up to ahead_after_eviction; nothing of the program's
+  // waits for it but the operations naming those blocks (after_placement). A failure leaves the
+  // copies back to the host.
+  void issue_restore_ahead(core::LaunchEviction& decision, std::uint64_t host_time,
+                           std::array<EvictionRef, 2> room, HostWork& work);
   // One cuMemDiscardAndPrefetchBatchAsync on `on`: `ranges` dropped and placed at `location`
   // without copying.
   CUresult discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges, CUmemLocation location,
