@@ -75,11 +75,13 @@ constexpr std::array kKeys{
             "many batches, so the next eviction is queued before a launch needs its room; a batch is "
             "eviction_headroom, at most an eighth of the limit.",
             field<&Config::stream_ordered_evictions_ahead>(), IntegerRange{1, 4}},
-    KeySpec{"predict_victims", "true",
-            "Evictions take what the program's loop (learned from its launches) names furthest ahead; "
-            "false, or before a loop is learned: what was named least recently, which in a loop is what "
-            "comes back next.",
-            field<&Config::predict_victims>()},
+    KeySpec{"learn_loop", "true",
+            "Learn the loop the program repeats from its launches and plan with it: evictions take what "
+            "the loop names furthest ahead (where it repeats its addresses), and swapped blocks the next "
+            "launches name are copied back while earlier ones run. false, or before a loop is learned: "
+            "victims are the least recently named (in a loop, what comes back next), copied back at the "
+            "launch naming them.",
+            field<&Config::learn_loop>()},
     KeySpec{
         "remote_access", "off",
         "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "

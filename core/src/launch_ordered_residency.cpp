@@ -179,7 +179,10 @@ std::vector<AddressRange> LaunchOrderedResidency::stop_swapping() {
 }
 
 std::uint64_t LaunchOrderedResidency::predicted_next_use(const Block& block, std::uint64_t now) const {
-  const std::uint64_t period = loop_.period();
+  // Only where the loop repeats its very addresses: by shape alone, the blocks a step names move
+  // (PyTorch's allocator), and predictions from a block's past would pick victims worse than the
+  // least recently named (a replayed GPT-2 step: 25% slower).
+  const std::uint64_t period = loop_by_address_.period();
   if (period == 0 || block.uses_recorded == 0) return 0;
   const std::size_t kept = std::min<std::size_t>(block.uses_recorded, Block::kUses);
   std::uint64_t next = UINT64_MAX, oldest = UINT64_MAX, latest = 0;
@@ -201,7 +204,7 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
                                                                                    std::size_t& unpredicted) {
   std::vector<LruEntry> order;
   order.reserve(lru_.size());
-  const bool predicting = options_.victims_by_next_use && loop_.period() != 0;
+  const bool predicting = options_.victims_by_next_use && loop_by_address_.period() != 0;
   std::vector<std::pair<std::uint64_t, LruEntry>> predicted;
   for (const LruEntry& entry : lru_) {
     const Block& block = entry.first->blocks[entry.second];
@@ -340,9 +343,7 @@ std::vector<AddressRange> LaunchOrderedResidency::begin_naming(bool unnamed, boo
 LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch, bool may_evict,
                                                      const LaunchPointers* every) {
   const std::uint64_t now = ++launch_seq_;
-  observe(now, launch.execution_key != 0
-                   ? launch.execution_key
-                   : copy_signature(launch.function, launch.pointers.data(), launch.pointer_count, 0));
+  observe(now, launch_address_signature(launch), launch_shape_signature(launch));
   // Every pointer, where the launch holds more than it keeps and none was lost.
   const bool whole_list = every != nullptr && every->complete && every->count > launch.pointer_count;
   // Pointers past the kept ones (a foreach kernel's outputs come after its inputs), or none found:
@@ -366,9 +367,7 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
 
 LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool may_evict) {
   const std::uint64_t now = ++launch_seq_;
-  observe(now,
-          copy_signature(static_cast<std::uint64_t>(copy.operation), copy.operands.data(),
-                         std::min<std::size_t>(copy.operand_count, CopyLaunch::kMaxOperands), copy.bytes));
+  observe(now, copy_address_signature(copy), copy_shape_signature(copy));
   ++stats_.copies;
   std::vector<AddressRange> unswap = begin_naming(copy.unnamed_memory, may_evict);
   std::uint64_t new_bytes = 0;
@@ -497,10 +496,10 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
 }
 
 void LaunchOrderedResidency::remember_named(std::uint64_t now) {
-  if (!options_.swap || !options_.victims_by_next_use) return;  // only plan_ahead reads it
+  if (!options_.swap || !options_.restore_ahead) return;  // only plan_ahead reads it
   // A period's worth (before one is learned, a few thousand operations: a longer loop is
   // predicted from its second period on).
-  const std::uint64_t keep = std::max<std::uint64_t>(loop_.period() + 1, 4096);
+  const std::uint64_t keep = std::max<std::uint64_t>(period() + 1, 4096);
   NamedBy entry;
   if (!named_history_.empty() && named_history_.front().operation + keep <= now) {
     entry = std::move(named_history_.front());  // its storage reused
@@ -516,8 +515,8 @@ void LaunchOrderedResidency::remember_named(std::uint64_t now) {
 }
 
 bool LaunchOrderedResidency::upcoming_needs_room(std::uint64_t now) const {
-  const std::uint64_t period = loop_.period();
-  if (!options_.swap || !options_.victims_by_next_use || period < 2 || named_history_.empty()) return true;
+  const std::uint64_t period = this->period();
+  if (!options_.swap || !options_.restore_ahead || period < 2 || named_history_.empty()) return true;
   // The next operation not planned for yet, as it was one period ago.
   const std::uint64_t earlier = std::max(planned_ahead_to_, now) + 1 - period;
   const std::uint64_t first = named_history_.front().operation;
@@ -531,8 +530,8 @@ bool LaunchOrderedResidency::upcoming_needs_room(std::uint64_t now) const {
 }
 
 void LaunchOrderedResidency::plan_ahead(LaunchEviction& decision, std::uint64_t now) {
-  const std::uint64_t period = loop_.period();
-  if (!options_.swap || !options_.victims_by_next_use || period < 2 || swapped_bytes_ == 0 ||
+  const std::uint64_t period = this->period();
+  if (!options_.swap || !options_.restore_ahead || period < 2 || swapped_bytes_ == 0 ||
       named_history_.empty())
     return;
   // What comes back ahead and is not named yet stays within a batch (the room of an eviction kept
@@ -592,10 +591,11 @@ void LaunchOrderedResidency::plan_ahead(LaunchEviction& decision, std::uint64_t 
   room_freed_by_ = std::max(room_freed_by_, decision.ahead_after_eviction);
 }
 
-void LaunchOrderedResidency::observe(std::uint64_t now, std::uint64_t signature) {
+void LaunchOrderedResidency::observe(std::uint64_t now, std::uint64_t by_address, std::uint64_t by_shape) {
   if (!options_.victims_by_next_use) return;
-  loop_.observe(now, signature);
-  stats_.loop_period = loop_.period();
+  loop_by_address_.observe(now, by_address);
+  loop_by_shape_.observe(now, by_shape);
+  stats_.loop_period = period();
 }
 
 bool LaunchOrderedResidency::pending(std::uint64_t number) const {

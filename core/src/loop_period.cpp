@@ -1,6 +1,7 @@
 #include "deepum/core/loop_period.hpp"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 namespace deepum::core {
@@ -47,20 +48,44 @@ void LoopPeriod::observe(std::uint64_t now, std::uint64_t signature) {
   if (last_seen_.size() > 4 * history_.size()) last_seen_.clear();
 }
 
-std::uint64_t copy_signature(std::uint64_t operation, const std::uint64_t* operands, std::size_t count,
-                             std::uint64_t bytes) {
-  // FNV-1a over the words: cheap, and 0 only by accident (then 1).
+namespace {
+// FNV-1a over the words: cheap, and 0 only by accident (then 1).
+template <std::size_t N>
+std::uint64_t hash_words(const std::array<std::uint64_t, N>& words) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;
-  const auto mix = [&hash](std::uint64_t word) {
+  for (std::uint64_t word : words) {
     for (int i = 0; i < 8; ++i) {
       hash ^= (word >> (8 * i)) & 0xff;
       hash *= 0x100000001b3ULL;
     }
-  };
-  mix(operation);
-  mix(bytes);
-  for (std::size_t i = 0; i < count; ++i) mix(operands[i]);
+  }
   return hash == 0 ? 1 : hash;
+}
+}  // namespace
+
+std::uint64_t launch_address_signature(const KernelLaunch& launch) {
+  if (launch.execution_key != 0) return launch.execution_key;  // function, shape and pointers
+  std::array<std::uint64_t, KernelLaunch::kMaxPointers + 2> words{3, launch.function};
+  std::copy_n(launch.pointers.begin(),
+              std::min<std::size_t>(launch.pointer_count, KernelLaunch::kMaxPointers), words.begin() + 2);
+  return hash_words(words);
+}
+
+std::uint64_t copy_address_signature(const CopyLaunch& copy) {
+  return hash_words(std::array<std::uint64_t, 5>{4, static_cast<std::uint64_t>(copy.operation), copy.bytes,
+                                                 copy.operand_count > 0 ? copy.operands[0] : 0,
+                                                 copy.operand_count > 1 ? copy.operands[1] : 0});
+}
+
+std::uint64_t launch_shape_signature(const KernelLaunch& launch) {
+  return hash_words(std::array<std::uint64_t, 8>{1, launch.function, launch.grid[0], launch.grid[1],
+                                                 launch.grid[2], launch.block[0], launch.block[1],
+                                                 launch.block[2]});
+}
+
+std::uint64_t copy_shape_signature(const CopyLaunch& copy) {
+  return hash_words(std::array<std::uint64_t, 4>{2, static_cast<std::uint64_t>(copy.operation), copy.bytes,
+                                                 copy.operand_count});
 }
 
 }  // namespace deepum::core

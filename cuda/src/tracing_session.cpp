@@ -648,7 +648,8 @@ void start_once(core::Session& session) {
     moves.discard_dead = config.stream_ordered_discard && driver::discard_and_prefetch.get() != nullptr;
     moves.place_fresh = config.stream_ordered_place_fresh && driver::discard_and_prefetch.get() != nullptr;
     moves.evictions_ahead = config.stream_ordered_evictions_ahead;
-    moves.victims_by_next_use = config.predict_victims;
+    moves.victims_by_next_use = config.learn_loop;
+    moves.restore_ahead = config.learn_loop;
     // Swapping drops copied-out blocks (cuMemDiscardBatchAsync) and places them back
     // (cuMemDiscardAndPrefetchBatchAsync); the evictor checks the copies when it starts.
     moves.swap = config.stream_ordered_swap && driver::discard_batch.get() != nullptr &&

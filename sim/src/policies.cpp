@@ -236,10 +236,14 @@ std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t residen
   // "-lru": the same moves, victims least recently named (the engine before it learned loops).
   const bool lru = name.ends_with("-lru");
   if (lru) name.remove_suffix(4);
+  // "-now": victims by predicted next use, nothing copied back ahead.
+  const bool now_only = !lru && name.ends_with("-now");
+  if (now_only) name.remove_suffix(4);
   if (name == "deepum-ordered" || name == "deepum-place" || name == "deepum-swap") {
     OrderedPolicyOptions options;
     options.limit_bytes = resident_limit_bytes;
     options.moves.victims_by_next_use = !lru;
+    options.moves.restore_ahead = !lru && !now_only;
     if (name != "deepum-ordered") {
       options.moves.prefetch = true;
       options.moves.discard_dead = true;
@@ -248,7 +252,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t residen
     }
     return std::make_unique<OrderedPolicy>(options);
   }
-  if (lru) return nullptr;
+  if (lru || now_only) return nullptr;
   if (name == "reactive") return std::make_unique<ReactivePolicy>(false);
   if (name == "reactive-migration") return std::make_unique<ReactivePolicy>(true);
   if (name == "deepum-reactive") return std::make_unique<BatchedReactivePolicy>();

@@ -501,7 +501,7 @@ TEST_CASE("an unknown key with nothing close lists the keys") {
       "stream_ordered_prefetch, stream_ordered_discard, stream_ordered_place_fresh, "
       "stream_ordered_swap, swap_store_limit, "
       "stream_ordered_eviction_thread, "
-      "stream_ordered_evictions_ahead, predict_victims, "
+      "stream_ordered_evictions_ahead, learn_loop, "
       "remote_access, tracing, trace_file, "
       "cupti_library, "
       "trace_flush_ms, trace_per_thread_buffers, worker_interval_us, log_level, log_file, stats_file, "

@@ -12,8 +12,8 @@ memory than the card has.
     python3 tests/zoo/model_zoo.py ... --only bert-large cupy     # some workloads
     python3 tests/zoo/model_zoo.py ... --modes "fastest 2x" "lru 2x"  # the 2x runs alone
 The modes: default (deepum's defaults, no resident limit), "fastest 2x" (the fastest settings,
-resident limit half the footprint) and "lru 2x" (the same, victims least recently named instead of
-by predicted next use: what the engine did before it learned loops).
+resident limit half the footprint) and "lru 2x" (the same with learn_loop off: victims least recently
+named, copied back at the launch naming them, as the engine did before it learned loops).
 
 Each 2x row also shows the floor, max(native step, (F - F/2) / B): F the native footprint, B the
 pinned-copy rate per direction with both directions at once (bench/pinned_copy_rate.py), measured at
@@ -166,7 +166,7 @@ def zoo(args: argparse.Namespace) -> list[dict]:
         runs = {"default": deepum}
         if native.footprint:
             runs["fastest 2x"] = dict(deepum, DEEPUM_RESIDENT_LIMIT=f"{native.footprint // 2}B", **FASTEST)
-            runs["lru 2x"] = dict(runs["fastest 2x"], DEEPUM_PREDICT_VICTIMS="false")
+            runs["lru 2x"] = dict(runs["fastest 2x"], DEEPUM_LEARN_LOOP="false")
         for mode, env in runs.items():
             if mode not in args.modes:
                 continue

@@ -112,8 +112,9 @@ struct Config {
   // With it: evictions alongside the program at most in flight at once (each a batch of room kept
   // ahead of the launches).
   std::uint32_t stream_ordered_evictions_ahead = 1;
-  // Victims by predicted next use once the program's loop is learned; false: least recently named.
-  bool predict_victims = true;
+  // Plan with the loop learned from the launches (victims by predicted next use, copies back
+  // ahead); false: victims least recently named, copied back at the launch that names them.
+  bool learn_loop = true;
   // Under an enforced resident_limit: whether what is not resident is used over the link instead
   // of being faulted in, so that only deepum's own prefetches add to residency.
   RemoteAccess remote_access = RemoteAccess::off;

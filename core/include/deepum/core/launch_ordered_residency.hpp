@@ -118,6 +118,8 @@ struct LaunchOrderedOptions {
   // Victims by predicted next use, furthest first, once the program's loop is learned (LoopPeriod);
   // least recently named where nothing is predicted. Off: least recently named always.
   bool victims_by_next_use = true;
+  // With swapping and a learned loop: copy back ahead what the next operations name (restore_ahead).
+  bool restore_ahead = true;
 };
 
 struct LaunchOrderedStats {
@@ -278,8 +280,12 @@ class LaunchOrderedResidency {
   // use, furthest first.
   // `unpredicted`: how many lead the order unpredicted. Parts `now` names are left out.
   std::vector<LruEntry> victim_order(std::uint64_t bytes, std::uint64_t now, std::size_t& unpredicted);
-  // Counts operation `now` for the loop's period.
-  void observe(std::uint64_t now, std::uint64_t signature);
+  // Counts operation `now`, by its signatures, for the loop's period.
+  void observe(std::uint64_t now, std::uint64_t by_address, std::uint64_t by_shape);
+  // The loop's period: repeated addresses are the stronger evidence, else repeated shapes.
+  std::uint64_t period() const {
+    return loop_by_address_.period() != 0 ? loop_by_address_.period() : loop_by_shape_.period();
+  }
   // Keeps what operation `now` named (named_), for predicting the operation one period later.
   void remember_named(std::uint64_t now);
   // Whether the next operation not yet planned for is predicted to name blocks not resident (true
@@ -295,7 +301,7 @@ class LaunchOrderedResidency {
   LaunchOrderedOptions options_;
   std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
   std::list<LruEntry> lru_;                // resident parts, least recently named first
-  LoopPeriod loop_;
+  LoopPeriod loop_by_address_, loop_by_shape_;
   // What each of the latest operations (about a period of them) named: (range address, part index).
   struct NamedBy {
     std::uint64_t operation = 0;

@@ -39,6 +39,7 @@ class OrderedPolicy final : public Policy {
   // detail says which moves were on).
   std::string_view name() const override {
     const bool lru = !options_.moves.victims_by_next_use;
+    if (!lru && !options_.moves.restore_ahead && options_.moves.swap) return "deepum-swap-now";
     return options_.moves.swap          ? (lru ? "deepum-swap-lru" : "deepum-swap")
            : options_.moves.place_fresh ? (lru ? "deepum-place-lru" : "deepum-place")
                                         : (lru ? "deepum-ordered-lru" : "deepum-ordered");
