@@ -515,7 +515,10 @@ void LaunchOrderedResidency::remember_named(std::uint64_t now) {
 }
 
 bool LaunchOrderedResidency::upcoming_needs_room(std::uint64_t now) const {
-  const std::uint64_t period = this->period();
+  // Only where the loop repeats its addresses: by shape alone, the blocks one period ago are not
+  // the ones the next operation names (a GPT-2 step at 2x ran 20% slower with fewer evictions
+  // ahead, measured on an H200).
+  const std::uint64_t period = loop_by_address_.period();
   if (!options_.swap || !options_.restore_ahead || period < 2 || named_history_.empty()) return true;
   // The next operation not planned for yet, as it was one period ago.
   const std::uint64_t earlier = std::max(planned_ahead_to_, now) + 1 - period;

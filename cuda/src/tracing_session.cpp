@@ -465,6 +465,7 @@ void stop_tracing_at_exit() {
                    !runtime->evictor->swap_store_error().empty()
                ? "; swap store: " + core::format_bytes(evictions.swapped_out_bytes) + " swapped out, " +
                      core::format_bytes(evictions.restored_bytes) + " copied back before launches, " +
+                     core::format_bytes(evictions.restored_ahead_bytes) + " ahead of them, " +
                      core::format_bytes(evictions.unswapped_bytes) + " copied back by the host (" +
                      std::to_string(evictions.unswaps) + " operations naming memory only in part, " +
                      std::to_string(runtime->evictor->host_copy_back_ns() / 1'000'000) + " ms), at most " +

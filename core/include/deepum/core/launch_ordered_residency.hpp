@@ -289,7 +289,8 @@ class LaunchOrderedResidency {
   // Keeps what operation `now` named (named_), for predicting the operation one period later.
   void remember_named(std::uint64_t now);
   // Whether the next operation not yet planned for is predicted to name blocks not resident (true
-  // where nothing is predicted): an eviction ahead makes room only for what is coming.
+  // where nothing is predicted, or the loop repeats shapes but not addresses): an eviction ahead
+  // makes room only for what is coming.
   bool upcoming_needs_room(std::uint64_t now) const;
   // Decides restore_ahead: the swapped blocks of the operations after `now`, as the same operations
   // one period earlier named them, in order, while they fit in the room free under the limit.
