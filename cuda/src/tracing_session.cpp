@@ -447,7 +447,8 @@ void stop_tracing_at_exit() {
           std::to_string(runtime->evictor->failures()) + " failures; named by launches at most " +
           core::format_bytes(evictions.peak_bytes) +
           "; victims: " + core::format_bytes(evictions.victims_predicted_bytes) +
-          " by predicted next use (loop of " + std::to_string(evictions.loop_period) + " operations), " +
+          " by predicted next use (loop of " + std::to_string(evictions.loop_period) +
+          " operations; shapes repeat every " + std::to_string(evictions.shape_loop_period) + "), " +
           core::format_bytes(evictions.victims_unpredicted_bytes) + " least recently named" +
           (evictions.fetches + runtime->evictor->prefetch_failures() != 0
                ? "; prefetches before launches: " + std::to_string(evictions.fetches) + " (" +

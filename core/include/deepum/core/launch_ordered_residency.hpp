@@ -115,8 +115,8 @@ struct LaunchOrderedOptions {
   // Decide LaunchEviction::swap_out/restore/unswap, for live victims up to swap_bytes at once.
   bool swap = false;
   std::uint64_t swap_bytes = 0;
-  // Victims by predicted next use, furthest first, once the program's loop is learned (LoopPeriod);
-  // least recently named where nothing is predicted. Off: least recently named always.
+  // Victims by predicted next use, furthest first, once the program's loop is learned (LoopPeriod,
+  // by its addresses); least recently named where nothing is predicted. Off: least recently named.
   bool victims_by_next_use = true;
   // With swapping and a learned loop: copy back ahead what the next operations name (restore_ahead).
   bool restore_ahead = true;
@@ -143,9 +143,10 @@ struct LaunchOrderedStats {
   std::uint64_t swap_peak_bytes = 0;
   // Victims not swapped because another stream named them (a discard could run under its kernels).
   std::uint64_t swap_skipped_other_stream_bytes = 0;
-  // The loop's period in operations as last learned (0: none), and victims' bytes chosen by
-  // predicted next use and by least recent naming.
-  std::uint64_t loop_period = 0;
+  // The loop's period in operations as last learned from repeated addresses (0: none), which
+  // planning uses; the period of repeated shapes alone (a PyTorch step, whose activations move),
+  // which it does not; and victims' bytes chosen by predicted next use and by least recent naming.
+  std::uint64_t loop_period = 0, shape_loop_period = 0;
   std::uint64_t victims_predicted_bytes = 0, victims_unpredicted_bytes = 0;
   // Swapped blocks copied back ahead of the operation predicted to name them (restore_ahead).
   std::uint64_t restored_ahead_bytes = 0;
@@ -282,10 +283,7 @@ class LaunchOrderedResidency {
   std::vector<LruEntry> victim_order(std::uint64_t bytes, std::uint64_t now, std::size_t& unpredicted);
   // Counts operation `now`, by its signatures, for the loop's period.
   void observe(std::uint64_t now, std::uint64_t by_address, std::uint64_t by_shape);
-  // The loop's period: repeated addresses are the stronger evidence, else repeated shapes.
-  std::uint64_t period() const {
-    return loop_by_address_.period() != 0 ? loop_by_address_.period() : loop_by_shape_.period();
-  }
+
   // Keeps what operation `now` named (named_), for predicting the operation one period later.
   void remember_named(std::uint64_t now);
   // Whether the next operation not yet planned for is predicted to name blocks not resident (true
