@@ -125,8 +125,8 @@ TEST_CASE("percent limits resolve against the device") {
 
 TEST_CASE("every device has its own limits, and a device reset credits only its own") {
   Fixture f(config::SizeSpec::of_percent(50.0));  // device 0: 80 GiB, so 40 GiB
-  CHECK(f.service.resolve_limits_once(1, 16 * kGiB));
-  CHECK_FALSE(f.service.resolve_limits_once(1, 16 * kGiB));  // resolved once
+  CHECK(f.service.resolve_limits_once(1, {16 * kGiB, 16 * kGiB}));
+  CHECK_FALSE(f.service.resolve_limits_once(1, {16 * kGiB, 16 * kGiB}));  // resolved once
   CHECK(f.service.alloc_limit_bytes(1) == 8 * kGiB);
   CHECK(f.service.devices_used() == std::vector<int>{0, 1});
   std::uintptr_t on_zero = 0, on_one = 0, too_much = 0;
