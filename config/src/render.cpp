@@ -78,8 +78,12 @@ std::string key_line(const KeySpec& key, const ConfigLoad& load, std::size_t nam
   head.append(key.name).append(name_width - key.name.size(), ' ');
   const std::string_view from = origin_name(load.origin_of(key.name).origin, /*short_form=*/true);
   head.append(from).append(kFromWidth - from.size(), ' ');
-  std::string text = shown(value);
-  if (changed) text += " (default " + shown(default_value) + ")";
+  // "0 (automatic)" where the key gives zero a meaning.
+  const auto meaning = [&key](const std::string& text) {
+    return key.zero_means.empty() || text != "0" ? shown(text) : "0 (" + std::string(key.zero_means) + ")";
+  };
+  std::string text = meaning(value);
+  if (changed) text += " (default " + meaning(default_value) + ")";
   return wrap(text, head, head.size());
 }
 

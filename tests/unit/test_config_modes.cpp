@@ -315,3 +315,23 @@ TEST_CASE("the moves in words") {
   config.mode = Mode::driver;
   CHECK(cfg::describe_moves(config) == "none: the driver pages memory on faults (mode driver)");
 }
+
+#ifdef DEEPUM_SOURCE_DIR
+TEST_CASE("the README's settings file makes the moves its six old switches made, past the GPU") {
+  const std::string path = std::string(DEEPUM_SOURCE_DIR) + "/examples/bigger-than-gpu.json";
+  const ConfigLoad load = cfg::load_config([&path](const char* name) -> const char* {
+    return std::string_view(name) == "DEEPUM_CONFIG" ? path.c_str() : nullptr;
+  });
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  CHECK(load.warnings.empty());
+  const ConfigLoad old_switches = load_json(R"({"resident_limit": "90%", "alloc_limit": "300%",
+      "stream_ordered_eviction": true, "stream_ordered_prefetch": true, "stream_ordered_discard": true,
+      "stream_ordered_place_fresh": true, "stream_ordered_eviction_thread": true, "stream_ordered_swap": true})");
+  REQUIRE_MESSAGE(old_switches.ok(), old_switches.error);
+  CHECK(load.config.moves == old_switches.config.moves);
+  CHECK(load.config.evictions_ahead == old_switches.config.evictions_ahead);
+  const cfg::ResolvedLimits limits = cfg::resolve_limits(load.config, {70 * kGiB, 80 * kGiB});
+  CHECK(limits.alloc_bytes == 240 * kGiB);
+  CHECK(limits.held);
+}
+#endif

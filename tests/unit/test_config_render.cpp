@@ -70,7 +70,7 @@ TEST_CASE("the text form marks changed values, says where each came from and sho
         "* alloc_limit                     env      16GiB (default 100%)");
   // Set, but to its default: not marked, yet its origin shows.
   CHECK(line_of_key(text, "summary") == "  summary                         env      true");
-  CHECK(line_of_key(text, "resident_limit") == "  resident_limit                  default  0");
+  CHECK(line_of_key(text, "resident_limit") == "  resident_limit                  default  0 (automatic)");
   CHECK(line_of_key(text, "mode") == "  mode                            default  fast");
   CHECK(line_of_key(text, "trace_file") == "  trace_file                      default  \"\"");
   // Every key but the deprecated ones, which show only where set.
