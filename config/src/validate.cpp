@@ -41,9 +41,6 @@ constexpr std::array<std::string_view, 8> kPrefetcherKeys{"prefetch.lookahead", 
 constexpr std::array<std::string_view, 3> kTracerKeys{"cupti_library", "trace_flush_ms",
                                                       "trace_per_thread_buffers"};
 
-constexpr std::uint32_t kHeldFlushMs = 2;     // trace_flush_ms while a resident limit is held
-constexpr std::uint32_t kHeldWorkerUs = 250;  // worker_interval_us while a resident limit is held
-
 bool is_automatic(const SizeSpec& size) { return size == SizeSpec::of_bytes(0); }
 
 // "79.2 GiB".
@@ -104,13 +101,14 @@ void add_limit_rules(Notes& notes, const ConfigLoad& load, bool held, std::strin
     return;
   }
   if (config.tracing == TracingLevel::off) return;  // the rule of tracing says what is idle
-  if (load.set_keys.contains("trace_flush_ms") && config.trace_flush_ms > kHeldFlushMs) {
+  if (load.set_keys.contains("trace_flush_ms") && config.trace_flush_ms > kHeldTraceFlushMs) {
     notes.add_line("deepum: trace_flush_ms " + std::to_string(config.trace_flush_ms) + " is held to " +
-                   std::to_string(kHeldFlushMs) + " while deepum holds a resident limit");
+                   std::to_string(kHeldTraceFlushMs) + " while deepum holds a resident limit");
   }
-  if (load.set_keys.contains("worker_interval_us") && config.worker_interval_us > kHeldWorkerUs) {
+  if (load.set_keys.contains("worker_interval_us") && config.worker_interval_us > kHeldWorkerIntervalUs) {
     notes.add_line("deepum: worker_interval_us " + std::to_string(config.worker_interval_us) +
-                   " is held to " + std::to_string(kHeldWorkerUs) + " while deepum holds a resident limit");
+                   " is held to " + std::to_string(kHeldWorkerIntervalUs) +
+                   " while deepum holds a resident limit");
   }
 }
 
@@ -119,7 +117,7 @@ std::string static_no_limit_reason(const Config& config) {
   if (config.mode == Mode::driver) return "mode driver holds no resident limit";
   if (!is_automatic(config.resident_limit)) {
     return "resident_limit " + config.resident_limit.to_string() +
-           " is the whole GPU, so deepum holds no limit";
+           " is not below the GPU's memory, so deepum holds no limit";
   }
   return "resident_limit is automatic and alloc_limit " + config.alloc_limit.to_string() +
          " fits in the GPU, so deepum holds no limit";

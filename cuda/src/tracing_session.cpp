@@ -597,7 +597,8 @@ void start_once(core::Session& session) {
   options.enforce_resident_limit = session.allocations().holds_resident_limit(device);
   const config::Movers movers = config::movers_of(config);
   runtime->interval = std::chrono::microseconds(
-      options.enforce_resident_limit ? std::min(config.worker_interval_us, 250u) : config.worker_interval_us);
+      options.enforce_resident_limit ? std::min(config.worker_interval_us, config::kHeldWorkerIntervalUs)
+                                     : config.worker_interval_us);
   // The prefetcher plans against the limit deepum enforces (config::movers_of says what it needs;
   // config_notes says at start what is idle).
   std::unique_ptr<core::HintPolicy> policy;
@@ -704,8 +705,9 @@ void start_once(core::Session& session) {
         options.enforce_resident_limit ||
         session.allocations().alloc_limit_bytes(device) > session.allocations().device_total_bytes(device);
     // Enforcing the resident limit, every millisecond of delay lets faults overshoot it.
-    const std::uint32_t flush_ms =
-        options.enforce_resident_limit ? std::min(config.trace_flush_ms, 2u) : config.trace_flush_ms;
+    const std::uint32_t flush_ms = options.enforce_resident_limit
+                                       ? std::min(config.trace_flush_ms, config::kHeldTraceFlushMs)
+                                       : config.trace_flush_ms;
     tracer_options.cupti_flush_period_ms = flush_ms;
     tracer_options.poll_period_ms = flush_ms;
     tracer_options.per_thread_buffers = config.trace_per_thread_buffers;

@@ -147,8 +147,8 @@ TEST_CASE("a setting that needs a resident limit says so where the configuration
   const ConfigLoad whole = load_env({{"DEEPUM_RESIDENT_LIMIT", "100%"}, {"DEEPUM_SWAP_STORE_LIMIT", "8GiB"}});
   REQUIRE(whole.warnings.size() == 1);
   CHECK(whole.warnings[0] ==
-        "deepum: swap_store_limit has no effect: resident_limit 100% is the whole GPU, so deepum holds no "
-        "limit");
+        "deepum: swap_store_limit has no effect: resident_limit 100% is not below the GPU's memory, so "
+        "deepum holds no limit");
 
   // Mode driver is the cause, so the resident limit is what goes unused.
   const ConfigLoad driver =

@@ -3,6 +3,7 @@
 // `deepum config` shows. Pure: no CUDA.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,11 @@
 #include "deepum/config/limits.hpp"
 
 namespace deepum::config {
+
+// While deepum holds a resident limit, every millisecond records wait lets residency overshoot it:
+// CUPTI flushes and the worker runs at least this often.
+inline constexpr std::uint32_t kHeldTraceFlushMs = 2;
+inline constexpr std::uint32_t kHeldWorkerIntervalUs = 250;
 
 // What moves memory while deepum holds a resident limit.
 struct Movers {
