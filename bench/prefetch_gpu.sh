@@ -25,10 +25,13 @@
 #             deepum's thread (stream_ordered_eviction_thread); swap: live victims copied to deepum's
 #             pinned host store and dropped on the GPU, not migrated (stream_ordered_swap; e.g.
 #             ordered_discard+place+swap); aheadN: up to N evictions alongside the program in
-#             flight (stream_ordered_evictions_ahead); first
+#             flight (evictions_ahead); first
 #             the residency_gauge_probe (what the driver's free-memory figure shows of managed
 #             memory; SKIP_PROBE=1 skips it)
-#   Modes joined by "+" combine (ordered_discard+head256MiB).
+#   Modes joined by "+" combine (ordered_discard+head256MiB). These ablations set one move each with
+#   the deprecated stream_ordered_* switches (no value of the mode key makes one move alone) and
+#   prefetch.enabled false, so the moves they leave unset are those of mode evict (evictions only),
+#   as before the mode key; ordered_discard+place+swap is mode fast.
 #   REPEATS=N runs each mode of remote and limit N times, interleaved. REPLAY=1 traces each of their
 #   runs and replays its migration records in time order (deepum trace residency: NAME_replay.txt);
 #   BREAKDOWN=1 adds where the GPU's time went (bench/step_breakdown.py: NAME_breakdown.md), but for
@@ -84,7 +87,7 @@ mode_setting() {
   place) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PLACE_FRESH=true) ;;
   thread) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_EVICTION_THREAD=true) ;;
   swap) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_SWAP=true) ;;
-  ahead[0-9]*) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_EVICTIONS_AHEAD="${1#ahead}") ;;
+  ahead[0-9]*) settings=(DEEPUM_PREFETCH_ENABLED=false DEEPUM_EVICTIONS_AHEAD="${1#ahead}") ;;
   mapped | on_fault) settings=(DEEPUM_REMOTE_ACCESS="$1") ;;
   *) echo "prefetch_gpu.sh: unknown mode $1" >&2; exit 2 ;;
   esac

@@ -27,10 +27,11 @@ native gpt2_native "${g[@]}" --steps "$steps" --json "$out/gpt2_native.json"
 footprint=$(python3 -c "import json; print(json.load(open('$out/gpt2_native.json'))['peak_reserved_bytes'])")
 echo "footprint (peak reserved, native): $footprint bytes"
 
-ordered=(DEEPUM_PREFETCH_ENABLED=false)
-place=("${ordered[@]}" DEEPUM_STREAM_ORDERED_PREFETCH=true DEEPUM_STREAM_ORDERED_DISCARD=true
-  DEEPUM_STREAM_ORDERED_PLACE_FRESH=true)
-swap=("${place[@]}" DEEPUM_STREAM_ORDERED_SWAP=true)
+# default: evictions alone; place: mode safe with placement of fresh blocks (no mode makes these
+# moves alone, so the deprecated switch adds it); swap: every move.
+ordered=(DEEPUM_MODE=evict)
+place=(DEEPUM_MODE=safe DEEPUM_STREAM_ORDERED_PLACE_FRESH=true)
+swap=(DEEPUM_MODE=fast)
 
 # The workload: 5 steps, nothing evicted; the Perfetto file is not needed.
 (export DEEPUM_RESIDENT_LIMIT=$((footprint * 2))B "${swap[@]}" DEEPUM_TRACE_FILE="$out/gpt2_124m_b8"

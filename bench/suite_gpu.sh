@@ -12,8 +12,8 @@
 #                         them into docs/benchmarks.md (NO_DOCS=1 leaves it)
 # Each workload runs natively first (its footprint F = peak reserved), then for each
 # oversubscription R in RATIOS (default "1.0 1.5 2 3") in modes um (deepum, resident limit F/R,
-# prefetch.enabled=false: reactive eviction, the default) and deepum (resident limit F/R, its
-# fastest settings: stream_ordered_prefetch, _discard, _place_fresh and _swap). The
+# mode evict: evictions alone, the GPU faulting the rest back) and deepum (resident limit F/R, mode
+# fast: every move). The
 # baselines cap PyTorch at F/R bytes instead. Runs are ordered by R; when the phase budget is spent
 # the remaining runs are recorded as skipped.
 # Results go to $OUT (or bench/results/local): suite_PHASE.json (every run: command, exit status,
@@ -132,11 +132,9 @@ sweep() {
     for mode in $modes; do
       case $mode in
       um) run "${workload}_um_x$ratio" "$workload" um "$ratio" "$limit" "" \
-        DEEPUM_RESIDENT_LIMIT="${limit}B" DEEPUM_PREFETCH_ENABLED=false -- "$@" ;;
+        DEEPUM_RESIDENT_LIMIT="${limit}B" DEEPUM_MODE=evict -- "$@" ;;
       deepum) run "${workload}_deepum_x$ratio" "$workload" deepum "$ratio" "$limit" "" \
-        DEEPUM_RESIDENT_LIMIT="${limit}B" DEEPUM_PREFETCH_ENABLED=false DEEPUM_STREAM_ORDERED_PREFETCH=true \
-        DEEPUM_STREAM_ORDERED_DISCARD=true DEEPUM_STREAM_ORDERED_PLACE_FRESH=true DEEPUM_STREAM_ORDERED_SWAP=true \
-        -- "$@" ;;
+        DEEPUM_RESIDENT_LIMIT="${limit}B" DEEPUM_MODE=fast -- "$@" ;;
       esac
     done
   done

@@ -268,9 +268,10 @@ def render(phases: list[dict], out_dir: Path) -> tuple[str, list[str]]:
              + ", ".join(f"`{p.get('suite_command', p.get('phase'))}` ({p.get('gpu', '?')}, {p.get('date', '?')})"
                          for p in sorted(phases, key=lambda p: p.get("phase", "")))
              + ". Modes: native (no deepum); um = deepum with a resident limit of footprint/R and "
-               "`prefetch.enabled=false` (reactive eviction, the default); deepum = the same limit with the "
-               "settings its command shows (phases run from 2026-11-24: `stream_ordered_prefetch`, "
-               "`_discard`, `_place_fresh` and `_swap`; earlier ones: the correlation prefetcher, "
+               "evictions alone (`mode: evict`; earlier phases: `prefetch.enabled=false`, then the "
+               "default); deepum = the same limit with the settings its command shows (`mode: fast`; "
+               "phases run from 2026-11-24 to the mode key: `stream_ordered_prefetch`, `_discard`, "
+               "`_place_fresh` and `_swap`, the same moves; earlier ones: the correlation prefetcher, "
                "`prefetch.enabled=true`); "
                "save-on-cpu / fsdp2-cpu = train_gpt2.py `--offload` by hand, PyTorch capped at "
                "footprint/R bytes. Ratios are to the native run and the floor of the same call. The floor: "

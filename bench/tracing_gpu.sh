@@ -8,7 +8,7 @@
 #   check     a short re-check of tracing cost, attribution and 3x oversubscription
 #   cost      what tracing costs on ResNet-50, part by part (launch callbacks, activity, flush period)
 #   oversub   GPT-2 124M natively (its footprint), then under deepum with the resident limit at
-#             1/1.5, 1/2 and 1/3 of that footprint (reactive eviction, no prefetching)
+#             1/1.5, 1/2 and 1/3 of that footprint (mode evict: evictions alone, no prefetching)
 # Safety (bench/common.sh): the allocation limit is half of the GPU's free memory in every deepum
 # run, and every workload's footprint is far below it.
 set -uo pipefail
@@ -30,7 +30,7 @@ check)
   deepum gpt2_trace_1 "${g[@]}" --json "$out/gpt2_trace_1.json"
   g=(python3 "$gpt2" --preset gpt2-124m --batch 8 --steps 6 --warmup-steps 2)
   footprint=$(python3 -c "import json; print(json.load(open('$out/gpt2_native_1.json'))['peak_reserved_bytes'])")
-  DEEPUM_RESIDENT_LIMIT=$((footprint / 3))B deepum gpt2_reactive_x3 "${g[@]}" --json "$out/gpt2_reactive_x3.json"
+  DEEPUM_RESIDENT_LIMIT=$((footprint / 3))B DEEPUM_MODE=evict deepum gpt2_reactive_x3 "${g[@]}" --json "$out/gpt2_reactive_x3.json"
   {
     python3 "$root/bench/median_of_runs.py" native "$out"/resnet_native_?.json full "$out"/resnet_trace_?.json
     python3 "$root/bench/compare_runs.py" "$out"/gpt2_native_1.json "$out"/gpt2_trace_1.json \
@@ -101,7 +101,7 @@ oversub)
   runs=() stats=()
   for factor in 1.5 2 3; do
     limit=$(python3 -c "print(int($footprint / $factor))")
-    DEEPUM_RESIDENT_LIMIT=${limit}B deepum "gpt2_reactive_x$factor" "${g[@]}" --json "$out/gpt2_reactive_x$factor.json"
+    DEEPUM_RESIDENT_LIMIT=${limit}B DEEPUM_MODE=evict deepum "gpt2_reactive_x$factor" "${g[@]}" --json "$out/gpt2_reactive_x$factor.json"
     runs+=("$out/gpt2_reactive_x$factor.json") stats+=("$out/gpt2_reactive_x${factor}_stats.json")
   done
   python3 "$root/bench/compare_runs.py" "$out/gpt2_native.json" "${runs[@]}" --max-overhead inf --markdown |

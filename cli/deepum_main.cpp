@@ -83,10 +83,13 @@ void export_config_file(const std::string& file) {
   if (!file.empty()) setenv("DEEPUM_CONFIG", file.c_str(), 1);
 }
 
-// form: "" (a table that fits a terminal), "json", or "markdown" (the keys table of the docs).
+// form: "" (a table that fits a terminal), "json", or "markdown" (the keys tables of the docs: the
+// keys, then the deprecated keys).
 int show_config(const std::string& form) {
   if (form == "markdown") {
     std::fputs(deepum::config::keys_markdown_table().c_str(), stdout);
+    std::fputs("\n", stdout);
+    std::fputs(deepum::config::deprecated_keys_markdown_table().c_str(), stdout);
     return 0;
   }
   const ConfigLoad load = load_effective_config();

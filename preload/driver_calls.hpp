@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "deepum/config/limits.hpp"
 #include "deepum/core/managed_registry.hpp"
 #include "deepum/cuda/real_function.hpp"
 
@@ -39,8 +40,8 @@ int current_device();
 // own (an allocation node): it passes through, physical, and is freed by the graph.
 bool capturing(CUstream stream);
 
-// The current context's device memory total; an empty string on success, else the error.
-std::string query_device_total(std::uint64_t* total_bytes);
+// The current context's device memory, free and total; an empty string on success, else the error.
+std::string query_device_memory(config::DeviceMemory* memory);
 
 // Frees `range` once the work queued so far in `stream` is done, without blocking the caller:
 // an event is recorded in the stream and the memory is released when it has fired. Falls back

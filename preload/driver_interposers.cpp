@@ -37,13 +37,13 @@ core::DeferredFreeQueue g_deferred_frees;
 constexpr StatusCodes<CUresult> kCodes{CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY};
 }  // namespace
 
-std::string query_device_total(std::uint64_t* total_bytes) {
+std::string query_device_memory(config::DeviceMemory* memory) {
   auto fn = mem_get_info.get();
   if (fn == nullptr) return "libcuda.so.1 not found";
   size_t free_bytes = 0, total = 0;
   const CUresult result = fn(&free_bytes, &total);
   if (result != CUDA_SUCCESS) return cuda::describe("cuMemGetInfo", result);
-  *total_bytes = total;
+  *memory = {free_bytes, total};
   return {};
 }
 
@@ -137,7 +137,7 @@ CUresult allocate(InterceptedApi api, CUdeviceptr* dptr, size_t bytes, PassThrou
   HookScope scope;
   core::Session* session = scope.outermost() && dptr != nullptr && bytes != 0 ? managing_session() : nullptr;
   const int device = driver::current_device();
-  if (session == nullptr || !ensure_limits_resolved(*session, device, driver::query_device_total))
+  if (session == nullptr || !ensure_limits_resolved(*session, device, driver::query_device_memory))
     return pass_through();
   cuda::start_tracing(*session);  // before the first managed allocation, as CUPTI requires
   driver::reap_deferred_frees();
@@ -271,7 +271,7 @@ DEEPUM_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) 
   deepum::core::Session* session = scope.outermost() ? managing_session() : nullptr;
   const int device = driver::current_device();
   if (session == nullptr || free_bytes == nullptr || total_bytes == nullptr ||
-      !ensure_limits_resolved(*session, device, driver::query_device_total)) {
+      !ensure_limits_resolved(*session, device, driver::query_device_memory)) {
     return pass_through();
   }
   session->stats().count_call(InterceptedApi::cu_mem_get_info);

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "deepum/config/limits.hpp"
+#include "deepum/config/validate.hpp"
 #include "deepum/core/session.hpp"
 
 namespace deepum::preload {
@@ -20,28 +22,35 @@ inline core::Session* managing_session() noexcept {
   return session.active() ? &session : nullptr;
 }
 
-// Resolves `device`'s limits at its first allocation. `query_total(&bytes)` returns an empty string
-// on success or the CUDA error's description; on failure the caller passes the call through so the
-// program gets the real error (no device, no driver) from CUDA itself. The query runs with no lock
-// held; the first thread to get an answer resolves and says so.
-template <typename QueryTotal>
-bool ensure_limits_resolved(core::Session& session, int device, QueryTotal&& query_total) {
+// Resolves `device`'s limits at its first allocation. `query_memory(&memory)` returns an empty
+// string on success or the CUDA error's description; on failure the caller passes the call through
+// so the program gets the real error (no device, no driver) from CUDA itself. The query runs with no
+// lock held; the first thread to get an answer resolves and says so, with any setting that has no
+// effect on this device.
+template <typename QueryMemory>
+bool ensure_limits_resolved(core::Session& session, int device, QueryMemory&& query_memory) {
   core::AllocationService& allocations = session.allocations();
   if (allocations.limits_resolved(device)) return true;
-  std::uint64_t total = 0;
-  const std::string error = query_total(&total);
+  config::DeviceMemory memory;
+  const std::string error = query_memory(&memory);
   if (!error.empty()) {
     if (session.first_time(core::OnceNotice::no_device)) {
       core::logger().warn("no usable CUDA device ({}): passing calls through until one is", error);
     }
     return false;
   }
-  if (allocations.resolve_limits_once(device, total)) {
+  if (allocations.resolve_limits_once(device, memory)) {
+    const config::ResolvedLimits limits = config::resolve_limits(session.config(), memory);
     core::logger().info(
-        "managing GPU allocations as unified memory on device {}: allocation limit {}, resident limit {} "
-        "(device has {})",
-        device, core::format_bytes(allocations.alloc_limit_bytes(device)),
-        core::format_bytes(allocations.resident_limit_bytes(device)), core::format_bytes(total));
+        "managing GPU allocations as unified memory on device {}: allocation limit {}, resident limit {}{} "
+        "(device has {}, {} free)",
+        device, core::format_bytes(limits.alloc_bytes), core::format_bytes(limits.resident_bytes),
+        !limits.held                ? ", not held"
+        : limits.resident_automatic ? " (automatic: the free memory less a margin)"
+                                    : "",
+        core::format_bytes(memory.total_bytes), core::format_bytes(memory.free_bytes));
+    for (const std::string& note : config::limit_notes(session.config_load(), limits, device))
+      core::logger().warn("{}", note);
   }
   return true;
 }

@@ -48,7 +48,7 @@ int current_device() {
   return get != nullptr && get(&device) == cudaSuccess ? device : 0;
 }
 
-std::string query_device_total(std::uint64_t* total_bytes) {
+std::string query_device_memory(config::DeviceMemory* memory) {
   size_t free_bytes = 0, total = 0;
   const cudaError_t error = real_mem_get_info.get()(&free_bytes, &total);
   if (error != cudaSuccess) {
@@ -56,7 +56,7 @@ std::string query_device_total(std::uint64_t* total_bytes) {
     return std::string("cudaMemGetInfo: ") + (name ? name(error) : "error") + " (" +
            std::to_string(static_cast<int>(error)) + ")";
   }
-  *total_bytes = total;
+  *memory = {free_bytes, total};
   return {};
 }
 
@@ -67,7 +67,7 @@ cudaError_t allocate(InterceptedApi api, void** out, size_t bytes, PassThrough&&
   core::Session* session = scope.outermost() && out != nullptr && bytes != 0 ? managing_session() : nullptr;
   const int device = session != nullptr ? current_device() : 0;
   if (session == nullptr || real_malloc_managed.get() == nullptr ||
-      !ensure_limits_resolved(*session, device, query_device_total)) {
+      !ensure_limits_resolved(*session, device, query_device_memory)) {
     return pass_through();
   }
   cuda::start_tracing(*session);  // before the first managed allocation, as CUPTI requires
@@ -186,7 +186,7 @@ DEEPUM_EXPORT cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes
   deepum::core::Session* session = scope.outermost() ? managing_session() : nullptr;
   const int device = session != nullptr ? current_device() : 0;
   if (session == nullptr || free_bytes == nullptr || total_bytes == nullptr ||
-      !ensure_limits_resolved(*session, device, query_device_total)) {
+      !ensure_limits_resolved(*session, device, query_device_memory)) {
     return pass_through();
   }
   session->stats().count_call(InterceptedApi::cuda_mem_get_info);

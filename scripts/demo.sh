@@ -81,7 +81,8 @@ if ((footprint + footprint / 10 + 268435456 > alloc_limit)); then
   exit 1
 fi
 resident_limit="$((footprint / 2 / 1048576))MiB"
-# The README's settings file (the fastest moves), with limits for this card instead of its 90% / 300%.
+# The README's settings file (mode fast), with limits for this card instead of its 300% and the
+# automatic resident limit (the GPU's free memory less a margin).
 settings=(DEEPUM_RESIDENT_LIMIT="$resident_limit" DEEPUM_ALLOC_LIMIT="$((alloc_limit / 1048576))MiB")
 config="$root/examples/bigger-than-gpu.json"
 

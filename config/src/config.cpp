@@ -21,6 +21,7 @@
 #include "deepum/config/file_read.hpp"
 #include "deepum/config/keys.hpp"
 #include "deepum/config/printable.hpp"
+#include "deepum/config/validate.hpp"
 #include "size_syntax.hpp"
 #include "text.hpp"
 
@@ -236,6 +237,13 @@ struct ValueType<RemoteAccess> : NamedValueType<RemoteAccess, kRemoteAccessModes
   static constexpr std::string_view name = "remote access mode";
 };
 
+constexpr std::array kModes{Mode::fast, Mode::safe, Mode::evict, Mode::driver};
+
+template <>
+struct ValueType<Mode> : NamedValueType<Mode, kModes, &mode_name> {
+  static constexpr std::string_view name = "mode";
+};
+
 template <typename FieldAccess>
 using FieldType = std::remove_reference_t<std::invoke_result_t<FieldAccess, Config&>>;
 
@@ -298,7 +306,7 @@ std::string unknown_key_message(std::string_view name, std::span<const KeySpec> 
   std::vector<std::string_view> key_names;
   std::vector<std::string_view> candidates;  // the keys and the sections holding them
   for (const KeySpec& key : keys) {
-    key_names.push_back(key.name);
+    if (!key.deprecated()) key_names.push_back(key.name);
     for (std::size_t dot = key.name.find('.'); dot != std::string_view::npos;
          dot = key.name.find('.', dot + 1)) {
       candidates.push_back(key.name.substr(0, dot));
@@ -410,6 +418,55 @@ std::optional<std::string> apply_env(const EnvLookup& env, std::span<const KeySp
   return std::nullopt;
 }
 
+// Where a key's value came from, as messages name it: "config /x.json: key \"k\"" or
+// "environment DEEPUM_K".
+std::string where_set(std::string_view key, const KeyOrigin& origin) {
+  if (origin.origin == Origin::environment) return "environment " + origin.where;
+  return "config " + printable(origin.where) + ": key \"" + std::string(key) + "\"";
+}
+
+// One line for each deprecated key that was set, naming what replaces it.
+void add_deprecation_notices(ConfigLoad& load, std::span<const KeySpec> keys) {
+  for (const KeySpec& key : keys) {
+    if (!key.deprecated()) continue;
+    if (const auto set = load.set_keys.find(key.name); set != load.set_keys.end()) {
+      load.warnings.push_back("deepum: " + where_set(key.name, set->second) + ": deprecated, use " +
+                              std::string(key.replaced_by));
+    }
+  }
+}
+
+// The deprecated keys that set one move each, and the move.
+struct MoveKey {
+  std::string_view name;
+  bool Moves::*move;
+};
+constexpr std::array kMoveKeys{
+    MoveKey{"stream_ordered_eviction", &Moves::launch_ordered},
+    MoveKey{"stream_ordered_prefetch", &Moves::prefetch},
+    MoveKey{"stream_ordered_discard", &Moves::discard},
+    MoveKey{"stream_ordered_place_fresh", &Moves::place_fresh},
+    MoveKey{"stream_ordered_swap", &Moves::swap},
+    MoveKey{"stream_ordered_eviction_thread", &Moves::eviction_thread},
+};
+
+// The moves in effect: mode's, each but those a deprecated key set. A configuration that sets a
+// deprecated key of the moves or prefetch.enabled and no mode was written before mode existed: its
+// other moves are those of that time (mode evict's), so that it runs as it did.
+void settle_moves(ConfigLoad& load) {
+  const Moves asked = load.config.moves;  // where the deprecated keys wrote
+  const bool written_before_mode =
+      !load.set_keys.contains("mode") &&
+      (load.set_keys.contains("prefetch.enabled") ||
+       std::any_of(kMoveKeys.begin(), kMoveKeys.end(),
+                   [&load](const MoveKey& key) { return load.set_keys.contains(key.name); }));
+  Moves moves = moves_of(written_before_mode ? Mode::evict : load.config.mode);
+  for (const MoveKey& key : kMoveKeys) {
+    if (load.set_keys.contains(key.name)) moves.*key.move = asked.*key.move;
+  }
+  load.config.moves = moves;
+}
+
 struct JsonFile {
   std::string_view name;
   std::string_view text;
@@ -440,6 +497,9 @@ ConfigLoad load(const std::optional<JsonFile>& file, const EnvLookup& env, std::
     result.origin += (i == 0 ? " + env (" : ", ") + var;
   }
   if (!env_used.empty()) result.origin += ")";
+  settle_moves(result);
+  add_deprecation_notices(result, keys);
+  for (std::string& note : config_notes(result)) result.warnings.push_back(std::move(note));
   return result;
 }
 
@@ -496,6 +556,20 @@ std::string_view tracing_level_name(TracingLevel level) {
       return "kernels";
     case TracingLevel::full:
       return "full";
+  }
+  return "unknown";
+}
+
+std::string_view mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::fast:
+      return "fast";
+    case Mode::safe:
+      return "safe";
+    case Mode::evict:
+      return "evict";
+    case Mode::driver:
+      return "driver";
   }
   return "unknown";
 }
@@ -568,6 +642,7 @@ std::string keys_markdown_table(std::span<const KeySpec> keys) {
         "| key | type | default | environment | description |\n"
         "|-----|------|---------|-------------|-------------|\n";
     for (const KeySpec& key : keys) {
+      if (key.deprecated()) continue;
       const std::string default_text = key.default_text.empty() ? "\"\"" : std::string(key.default_text);
       table += "| `" + std::string(key.name) + "` | " + type_name(key) + " | `" + default_text + "` | `" +
                env_var_name(key.name) + "` | " + std::string(key.description) + " |\n";
@@ -579,5 +654,21 @@ std::string keys_markdown_table(std::span<const KeySpec> keys) {
 }
 
 std::string keys_markdown_table() { return keys_markdown_table(config_keys()); }
+
+std::string deprecated_keys_markdown_table() {
+  try {
+    std::string table =
+        "| deprecated key | environment | use instead | what it sets |\n"
+        "|----------------|-------------|-------------|--------------|\n";
+    for (const KeySpec& key : config_keys()) {
+      if (!key.deprecated()) continue;
+      table += "| `" + std::string(key.name) + "` | `" + env_var_name(key.name) + "` | " +
+               std::string(key.replaced_by) + " | " + std::string(key.description) + " |\n";
+    }
+    return table;
+  } catch (...) {
+    return {};
+  }
+}
 
 }  // namespace deepum::config

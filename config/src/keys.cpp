@@ -15,66 +15,35 @@ constexpr std::array kKeys{
         "alloc_limit", "100%",
         "Most memory the application may have allocated at once; as Unified Memory it may exceed the GPU's.",
         field<&Config::alloc_limit>()},
-    KeySpec{"resident_limit", "100%", "Most of that memory kept resident in GPU memory at once.",
-            field<&Config::resident_limit>()},
+    KeySpec{"resident_limit", "0",
+            "Most of that memory kept resident in GPU memory at once. 0 is automatic: where alloc_limit "
+            "exceeds the GPU's memory, the GPU's free memory at start less a margin (a sixteenth of the "
+            "GPU's memory, at least 1 GiB, at most half of what is free); otherwise the whole GPU, and "
+            "deepum holds no limit.",
+            field<&Config::resident_limit>(), std::nullopt, "automatic"},
+    KeySpec{"mode", "fast",
+            "How memory moves while deepum holds a resident limit (one below the GPU's memory): fast makes "
+            "every move (evictions, prefetches, discards, placement of fresh blocks, swaps) and assumes "
+            "kernels reach memory only through their launches' pointer arguments, as PyTorch's do; safe "
+            "leaves out placement and swaps, which rely on that; evict only evicts, and the GPU faults the "
+            "rest back in; driver holds no limit and lets the driver page memory on faults.",
+            field<&Config::mode>()},
     KeySpec{"eviction_headroom", "1GiB",
             "Free room deepum keeps under resident_limit, for demand faults and new allocations: at least a "
             "tenth of the limit, at most a quarter; reactive eviction widens it when residency overshoots.",
             field<&Config::eviction_headroom>()},
-    KeySpec{"stream_ordered_eviction", "true",
-            "Hold resident_limit by evictions ordered in the program's streams before the launches that "
-            "need the room, counting as resident every 2 MB block a launch names (its pointer arguments, "
-            "to the end of each tensor); false evicts from CUPTI's records alone, which arrive 0.1-2 s late.",
-            field<&Config::stream_ordered_eviction>()},
-    KeySpec{"stream_ordered_prefetch", "false",
-            "With stream_ordered_eviction: also prefetch the blocks each launch (or copy) names to the GPU "
-            "in bulk, on deepum's stream after the evictions that make room, as the launch is enqueued, "
-            "and make the launch wait for them instead of faulting them in.",
-            field<&Config::stream_ordered_prefetch>()},
-    KeySpec{
-        "stream_ordered_discard", "false",
-        "With stream_ordered_eviction: victims PyTorch's caching allocator holds in its cache (whole 2 MB "
-        "blocks of freed tensors, not handed out again) are discarded instead of written back, after the "
-        "work so far in the stream they were freed on; the launch waits for the discard.",
-        field<&Config::stream_ordered_discard>()},
-    KeySpec{"stream_ordered_place_fresh", "false",
-            "With stream_ordered_eviction: a fresh block (a whole 2 MB block of memory just allocated, or "
-            "handed out again by PyTorch's caching allocator, that no launch has named since) is made "
-            "resident without copying its stale contents, when the first launch naming it finds it "
-            "evicted. Sound only if every write reaches the memory by a launch, copy or memset that names "
-            "it: a write deepum cannot see (a pointer kept in device memory) would be lost. Launches whose "
-            "pointers deepum cannot all see, graphs and 2-D/3-D copies end every block's freshness. "
-            "With stream_ordered_discard, dead victims are then dropped where they are, not placed on the "
-            "host (nearly every way back being a placement).",
-            field<&Config::stream_ordered_place_fresh>()},
-    KeySpec{"stream_ordered_swap", "false",
-            "With stream_ordered_eviction: live victims (whole 2 MB blocks) are copied to a pinned host "
-            "store of deepum's and dropped on the GPU instead of migrated to the host by the driver; a "
-            "launch or copy naming a swapped block has it placed and copied back before it; an operation "
-            "that may reach memory it does not name (a pointer list past what deepum keeps, an unknown "
-            "parameter layout, a graph, an undecoded copy) first has every swapped block copied back into "
-            "managed memory on the host. Needs the driver's cuMemDiscardBatchAsync and "
-            "cuMemDiscardAndPrefetchBatchAsync.",
-            field<&Config::stream_ordered_swap>()},
     KeySpec{"swap_store_limit", "0",
-            "Pinned host bytes deepum may hold for blocks stream_ordered_swap swaps out; past it victims "
-            "are migrated by the driver as without swap. 0 is automatic: alloc_limit less resident_limit, "
+            "Pinned host bytes deepum may hold for the blocks it swaps out (mode fast); past it victims "
+            "are migrated by the driver as without swaps. 0 is automatic: alloc_limit less resident_limit, "
             "and at most half of the host's physical memory either way. A percentage is of the GPU's "
             "memory, as for the limits.",
             field<&Config::swap_store_limit>(), std::nullopt, "automatic"},
-    KeySpec{"stream_ordered_eviction_thread", "true",
-            "With stream_ordered_eviction: evictions are issued from a thread of deepum's, in a CUDA "
-            "context of its own (which takes some GPU memory), not from the program's thread, which the "
-            "driver holds for the whole move when nothing is queued ahead of it (about 70 ms per GiB on "
-            "an H100), and whose other calls in the same context it holds up meanwhile. The first "
-            "operation that needs one's room waits on the host until it is issued.",
-            field<&Config::stream_ordered_eviction_thread>()},
-    KeySpec{"stream_ordered_evictions_ahead", "1",
-            "With stream_ordered_eviction: evictions alongside the program at most in flight at once. "
-            "Another starts once the room left under resident_limit (theirs counted free) is under this "
-            "many batches, so the next eviction is queued before a launch needs its room; a batch is "
-            "eviction_headroom, at most an eighth of the limit.",
-            field<&Config::stream_ordered_evictions_ahead>(), IntegerRange{1, 4}},
+    KeySpec{"evictions_ahead", "1",
+            "Evictions alongside the program at most in flight at once. Another starts once the room left "
+            "under resident_limit (theirs counted free) is under this many batches, so the next eviction "
+            "is queued before a launch needs its room; a batch is eviction_headroom, at most an eighth of "
+            "the limit.",
+            field<&Config::evictions_ahead>(), IntegerRange{1, 4}},
     KeySpec{"learn_loop", "true",
             "Learn the loop the program repeats from its launches and plan with it: evictions take what "
             "the loop names furthest ahead (where it repeats its addresses), and swapped blocks the next "
@@ -125,10 +94,10 @@ constexpr std::array kKeys{
             field<&Config::stats_file>()},
     KeySpec{"summary", "true", "Print a one-screen summary to the log at exit.", field<&Config::summary>()},
     KeySpec{"prefetch.enabled", "false",
-            "Prefetch, pre-evict and plan ahead with the correlation prefetcher while resident_limit is "
-            "enforced; false leaves reactive eviction only. Off by default: not yet faster than reactive "
-            "eviction (docs/benchmarks.md).",
-            field<&Config::prefetch, &PrefetchConfig::enabled>()},
+            "Moves memory by the correlation prefetcher's plans instead of mode's moves while deepum holds a "
+            "resident limit (with tracing full).",
+            field<&Config::prefetch, &PrefetchConfig::enabled>(), std::nullopt, "",
+            "mode (the correlation prefetcher it turns on is to become the engine's predictor)"},
     KeySpec{"prefetch.lookahead", "512",
             "Kernels the prefetcher plans ahead (its starting value when adaptive).",
             field<&Config::prefetch, &PrefetchConfig::lookahead>(), IntegerRange{1, 4096}},
@@ -152,6 +121,31 @@ constexpr std::array kKeys{
             field<&Config::prefetch, &PrefetchConfig::ways>(), IntegerRange{1, 64}},
     KeySpec{"prefetch.successors", "4", "Successor blocks kept per row, most recently seen first.",
             field<&Config::prefetch, &PrefetchConfig::successors>(), IntegerRange{1, 64}},
+    // Deprecated: each sets one of the moves `mode` sets together (settle_moves in config.cpp). Their
+    // defaults are mode fast's moves.
+    KeySpec{"stream_ordered_eviction", "true",
+            "Evictions ordered before the launches that need the room; false evicts from CUPTI's records "
+            "alone.",
+            field<&Config::moves, &Moves::launch_ordered>(), std::nullopt, "",
+            "mode (\"driver\" leaves eviction to the driver; evicting from CUPTI's records alone is to go)"},
+    KeySpec{"stream_ordered_prefetch", "true", "Prefetch what each launch names before it.",
+            field<&Config::moves, &Moves::prefetch>(), std::nullopt, "",
+            "mode (\"fast\" and \"safe\" prefetch, \"evict\" does not)"},
+    KeySpec{"stream_ordered_discard", "true", "Drop victims PyTorch's caching allocator holds in its cache.",
+            field<&Config::moves, &Moves::discard>(), std::nullopt, "",
+            "mode (\"fast\" and \"safe\" discard, \"evict\" does not)"},
+    KeySpec{"stream_ordered_place_fresh", "true", "Make fresh blocks resident without copying them.",
+            field<&Config::moves, &Moves::place_fresh>(), std::nullopt, "",
+            "mode (\"fast\" places fresh blocks, \"safe\" does not)"},
+    KeySpec{"stream_ordered_swap", "true", "Swap live victims out to a pinned host store of deepum's.",
+            field<&Config::moves, &Moves::swap>(), std::nullopt, "",
+            "mode (\"fast\" swaps, \"safe\" does not)"},
+    KeySpec{"stream_ordered_eviction_thread", "true", "Issue evictions from a thread of deepum's.",
+            field<&Config::moves, &Moves::eviction_thread>(), std::nullopt, "",
+            "mode (every mode evicts from deepum's thread)"},
+    KeySpec{"stream_ordered_evictions_ahead", "1",
+            "Evictions alongside the program at most in flight at once.", field<&Config::evictions_ahead>(),
+            IntegerRange{1, 4}, "", "evictions_ahead"},
 };
 
 }  // namespace

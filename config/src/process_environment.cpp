@@ -87,7 +87,8 @@ ConfigLoad load_process_config(const ProcessEnvironment& process) {
   if (process.secure_execution) return secure_execution_load();
   ConfigLoad load = load_config(process.lookup);
   try {
-    load.warnings = unknown_variable_warnings(process.variable_names);
+    for (std::string& warning : unknown_variable_warnings(process.variable_names))
+      load.warnings.push_back(std::move(warning));
   } catch (...) {
     // Only allocation can fail here; the warnings are a courtesy, the configuration stands.
   }

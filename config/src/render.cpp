@@ -11,6 +11,7 @@
 
 #include "deepum/config/keys.hpp"
 #include "deepum/config/printable.hpp"
+#include "deepum/config/validate.hpp"
 
 namespace deepum::config {
 namespace {
@@ -77,9 +78,18 @@ std::string key_line(const KeySpec& key, const ConfigLoad& load, std::size_t nam
   head.append(key.name).append(name_width - key.name.size(), ' ');
   const std::string_view from = origin_name(load.origin_of(key.name).origin, /*short_form=*/true);
   head.append(from).append(kFromWidth - from.size(), ' ');
-  std::string text = shown(value);
-  if (changed) text += " (default " + shown(default_value) + ")";
+  // "0 (automatic)" where the key gives zero a meaning.
+  const auto meaning = [&key](const std::string& text) {
+    return key.zero_means.empty() || text != "0" ? shown(text) : "0 (" + std::string(key.zero_means) + ")";
+  };
+  std::string text = meaning(value);
+  if (changed) text += " (default " + meaning(default_value) + ")";
   return wrap(text, head, head.size());
+}
+
+// Deprecated keys are shown only where set: they are read, but mode replaces them.
+bool shown_key(const KeySpec& key, const ConfigLoad& load) {
+  return !key.deprecated() || load.set_keys.contains(key.name);
 }
 
 // The legend under the keys, naming the file when one was read.
@@ -103,7 +113,6 @@ nlohmann::ordered_json typed_value(const KeySpec& key, const Config& config) {
   return key_value_text(key, config);
 }
 
-
 }  // namespace
 
 std::string render_text(const ConfigLoad& load) {
@@ -124,8 +133,11 @@ std::string render_text(const ConfigLoad& load) {
       .append(kFromWidth - 4, ' ')
       .append("value\n");
   out += header;
-  for (const KeySpec& key : config_keys()) out += key_line(key, load, name_width);
+  for (const KeySpec& key : config_keys()) {
+    if (shown_key(key, load)) out += key_line(key, load, name_width);
+  }
   out += '\n';
+  out += wrap(describe_moves(load.config), "moves while deepum holds a resident limit: ", 2);
   out += sources_text(load);
   for (std::string_view warning : load.warnings) {
     if (warning.starts_with("deepum: ")) warning.remove_prefix(8);
@@ -143,8 +155,10 @@ std::string render_json(const ConfigLoad& load) {
   document["origin"] = load.origin;
   document["secure_execution"] = load.secure_execution;
   document["warnings"] = load.warnings;
+  document["moves"] = describe_moves(load.config);
   Json& keys = document["keys"] = Json::object();
   for (const KeySpec& key : config_keys()) {
+    if (!shown_key(key, load)) continue;
     const KeyOrigin origin = load.origin_of(key.name);
     Json entry;
     entry["value"] = typed_value(key, load.config);

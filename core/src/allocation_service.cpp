@@ -5,21 +5,23 @@
 
 namespace deepum::core {
 
-void AllocationService::resolve_limits(int device, std::uint64_t device_total_bytes) {
+void AllocationService::resolve_limits(int device, const config::DeviceMemory& memory) {
   Device& d = at(device);
-  d.total.store(device_total_bytes, std::memory_order_relaxed);
-  d.budget.set_limit(config_.alloc_limit.resolve(device_total_bytes));
-  d.resident_limit.store(config_.resident_limit.resolve(device_total_bytes), std::memory_order_relaxed);
+  const config::ResolvedLimits limits = config::resolve_limits(config_, memory);
+  d.total.store(memory.total_bytes, std::memory_order_relaxed);
+  d.budget.set_limit(limits.alloc_bytes);
+  d.resident_limit.store(limits.resident_bytes, std::memory_order_relaxed);
+  d.held.store(limits.held, std::memory_order_relaxed);
   d.resolved.store(true, std::memory_order_release);
 }
 
-bool AllocationService::resolve_limits_once(int device, std::uint64_t device_total_bytes) {
+bool AllocationService::resolve_limits_once(int device, const config::DeviceMemory& memory) {
   Device& d = at(device);
   if (d.claimed.exchange(true, std::memory_order_acq_rel)) {
     while (!d.resolved.load(std::memory_order_acquire)) std::this_thread::yield();
     return false;
   }
-  resolve_limits(device, device_total_bytes);
+  resolve_limits(device, memory);
   return true;
 }
 

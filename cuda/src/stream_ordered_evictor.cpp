@@ -88,7 +88,7 @@ std::string StreamOrderedEvictor::create() {
   if (swaps_) {
     if (memcpy_dtoh_async.get() == nullptr || memcpy_htod_async.get() == nullptr ||
         discard_batch.get() == nullptr || discard_and_prefetch.get() == nullptr) {
-      return "stream_ordered_swap needs cuMemcpyDtoHAsync, cuMemcpyHtoDAsync, cuMemDiscardBatchAsync "
+      return "swaps (mode fast) need cuMemcpyDtoHAsync, cuMemcpyHtoDAsync, cuMemDiscardBatchAsync "
              "and cuMemDiscardAndPrefetchBatchAsync";
     }
     store_ = std::make_unique<HostSwapStore>(swap_store_bytes_);

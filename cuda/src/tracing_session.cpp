@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "deepum/config/validate.hpp"
 #include "deepum/core/capture_gate.hpp"
 #include "deepum/core/live_buffers.hpp"
 #include "deepum/core/trace_recorder.hpp"
@@ -140,7 +141,7 @@ struct Runtime {
   std::unique_ptr<RegistryLookup> lookup;
   std::unique_ptr<ProgressMarkers> markers;         // while prefetching
   std::unique_ptr<core::LiveBuffers> live_buffers;  // PyTorch's blocks in use (see start_once)
-  std::unique_ptr<StreamOrderedEvictor> evictor;    // stream_ordered_eviction, reactive eviction
+  std::unique_ptr<StreamOrderedEvictor> evictor;    // mode's moves, ordered before launches
   std::unique_ptr<DeadMemoryDiscarder> discarder;   // while prefetching with prefetch.discard
   bool tracker_settled = false;                     // worker only: attached, or never will be
   int tracker_attempts = 0;                         // worker only
@@ -597,16 +598,16 @@ void start_once(core::Session& session) {
   options.resident_limit_bytes = session.allocations().resident_limit_bytes(device);
   options.eviction_headroom_bytes =
       config.eviction_headroom.resolve(session.allocations().resident_limit_bytes(device));
-  // Below the physical size the driver never evicts by itself: deepum must.
-  options.enforce_resident_limit =
-      session.allocations().resident_limit_bytes(device) < session.allocations().device_total_bytes(device);
+  // Below the physical size the driver never evicts by itself: deepum must (unless mode driver).
+  options.enforce_resident_limit = session.allocations().holds_resident_limit(device);
+  const config::Movers movers = config::movers_of(config);
   runtime->interval = std::chrono::microseconds(
-      options.enforce_resident_limit ? std::min(config.worker_interval_us, 250u) : config.worker_interval_us);
-  // The prefetcher needs what only full tracing gives (kernel records, faults), and plans against
-  // the limit deepum enforces.
+      options.enforce_resident_limit ? std::min(config.worker_interval_us, config::kHeldWorkerIntervalUs)
+                                     : config.worker_interval_us);
+  // The prefetcher plans against the limit deepum enforces (config::movers_of says what it needs;
+  // config_notes says at start what is idle).
   std::unique_ptr<core::HintPolicy> policy;
-  if (options.enforce_resident_limit && config.prefetch.enabled &&
-      config.tracing == config::TracingLevel::full) {
+  if (options.enforce_resident_limit && movers.prefetcher) {
     prefetch::PolicyOptions policy_options;
     policy_options.planner.history_length = config.prefetch.history;
     policy_options.planner.rows = config.prefetch.rows;
@@ -618,22 +619,14 @@ void start_once(core::Session& session) {
     policy_options.pre_evict = config.prefetch.pre_evict;
     policy_options.adaptive_lookahead = config.prefetch.adaptive_lookahead;
     policy = std::make_unique<prefetch::PlannerPolicy>(policy_options);
-  } else if (options.enforce_resident_limit && config.prefetch.enabled) {
-    core::logger().warn("prefetching needs tracing: full (it is {}); deepum evicts reactively only",
-                        config::tracing_level_name(config.tracing));
   }
-  if (config.remote_access != config::RemoteAccess::off && options.enforce_resident_limit && !policy) {
-    core::logger().warn(
-        "remote_access {} needs the prefetcher (prefetch.enabled, tracing full): without it "
-        "nothing would move to the GPU; memory is faulted in as usual",
-        config::remote_access_name(config.remote_access));
-  }
-  const config::RemoteAccess remote = policy ? config.remote_access : config::RemoteAccess::off;
+  const config::RemoteAccess remote = policy ? movers.remote_access : config::RemoteAccess::off;
   g_remote_access.store(remote, std::memory_order_release);
   core::logger().info("resident limit {}: {}{}", core::format_bytes(options.resident_limit_bytes),
-                      !options.enforce_resident_limit ? "the whole GPU, the driver evicts"
-                      : policy                        ? "held by the prefetcher's plans"
-                                                      : "held by reactive eviction",
+                      !options.enforce_resident_limit
+                          ? "not held, the driver evicts"
+                          : "held by " + config::describe_moves(config) + " (mode " +
+                                std::string(config::mode_name(config.mode)) + ")",
                       remote != config::RemoteAccess::off
                           ? "; the GPU uses memory not resident over the link (remote_access " +
                                 std::string(config::remote_access_name(remote)) + ")"
@@ -641,49 +634,37 @@ void start_once(core::Session& session) {
   // Reactive eviction holds the limit by evictions ordered before launches, which need the tensor
   // sizes of launches, as do plans made without faults to learn from (remote_access). Otherwise
   // launches carry no extents (the allocator is followed for discarding alone, if asked).
-  if (options.enforce_resident_limit && (!policy || !policy->evicts()) && config.stream_ordered_eviction &&
-      config.tracing != config::TracingLevel::off) {
+  if (options.enforce_resident_limit && movers.launch_ordered) {
     // Batches of at most an eighth of the limit: the model runs between the limit less two
     // batches (one evicting alongside the program) and the limit.
     core::LaunchOrderedOptions moves;
-    moves.prefetch = config.stream_ordered_prefetch;
-    moves.discard_dead = config.stream_ordered_discard && driver::discard_and_prefetch.get() != nullptr;
-    moves.place_fresh = config.stream_ordered_place_fresh && driver::discard_and_prefetch.get() != nullptr;
-    moves.evictions_ahead = config.stream_ordered_evictions_ahead;
+    moves.prefetch = config.moves.prefetch;
+    moves.discard_dead = config.moves.discard && driver::discard_and_prefetch.get() != nullptr;
+    moves.place_fresh = config.moves.place_fresh && driver::discard_and_prefetch.get() != nullptr;
+    moves.evictions_ahead = config.evictions_ahead;
     moves.victims_by_next_use = config.learn_loop;
     moves.restore_ahead = config.learn_loop;
     // Swapping drops copied-out blocks (cuMemDiscardBatchAsync) and places them back
     // (cuMemDiscardAndPrefetchBatchAsync); the evictor checks the copies when it starts.
-    moves.swap = config.stream_ordered_swap && driver::discard_batch.get() != nullptr &&
+    moves.swap = config.moves.swap && driver::discard_batch.get() != nullptr &&
                  driver::discard_and_prefetch.get() != nullptr;
     if (moves.swap) moves.swap_bytes = swap_store_bytes(config, session, device);
-    if (config.stream_ordered_swap && !moves.swap) {
+    if (config.moves.swap && !moves.swap) {
       core::logger().warn(
-          "stream_ordered_swap is off: the driver lacks cuMemDiscardBatchAsync or "
+          "swaps are off: the driver lacks cuMemDiscardBatchAsync or cuMemDiscardAndPrefetchBatchAsync");
+    }
+    if ((config.moves.discard || config.moves.place_fresh) && driver::discard_and_prefetch.get() == nullptr) {
+      core::logger().warn(
+          "discards and placement of fresh blocks are off: the driver lacks "
           "cuMemDiscardAndPrefetchBatchAsync");
     }
-    if ((config.stream_ordered_discard || config.stream_ordered_place_fresh) &&
-        driver::discard_and_prefetch.get() == nullptr) {
-      core::logger().warn(
-          "stream_ordered_discard and stream_ordered_place_fresh are off: the driver lacks "
-          "cuMemDiscardAndPrefetchBatchAsync");
-    }
-    runtime->evictor =
-        std::make_unique<StreamOrderedEvictor>(options.resident_limit_bytes, options.launch_ordered_batch(),
-                                               moves, config.stream_ordered_eviction_thread);
+    runtime->evictor = std::make_unique<StreamOrderedEvictor>(
+        options.resident_limit_bytes, options.launch_ordered_batch(), moves, config.moves.eviction_thread);
     if (const std::string error = runtime->evictor->create(); !error.empty()) {
       core::logger().warn("no evictions before launches ({}): the limit is held from CUPTI's records alone",
                           error);
       runtime->evictor.reset();
     }
-  }
-  if ((config.stream_ordered_prefetch || config.stream_ordered_discard ||
-       config.stream_ordered_place_fresh) &&
-      runtime->evictor == nullptr && options.enforce_resident_limit) {
-    core::logger().warn(
-        "stream_ordered_prefetch, stream_ordered_discard and stream_ordered_place_fresh are off: they need "
-        "stream_ordered_eviction, "
-        "tracing and the prefetcher (prefetch.enabled) off");
   }
   options.evicts_before_launches = runtime->evictor != nullptr;
   if (runtime->evictor || (policy && remote != config::RemoteAccess::off)) {
@@ -731,8 +712,9 @@ void start_once(core::Session& session) {
         options.enforce_resident_limit ||
         session.allocations().alloc_limit_bytes(device) > session.allocations().device_total_bytes(device);
     // Enforcing the resident limit, every millisecond of delay lets faults overshoot it.
-    const std::uint32_t flush_ms =
-        options.enforce_resident_limit ? std::min(config.trace_flush_ms, 2u) : config.trace_flush_ms;
+    const std::uint32_t flush_ms = options.enforce_resident_limit
+                                       ? std::min(config.trace_flush_ms, config::kHeldTraceFlushMs)
+                                       : config.trace_flush_ms;
     tracer_options.cupti_flush_period_ms = flush_ms;
     tracer_options.poll_period_ms = flush_ms;
     tracer_options.per_thread_buffers = config.trace_per_thread_buffers;
@@ -744,12 +726,12 @@ void start_once(core::Session& session) {
     if (!status.cupti_path.empty()) line += " (" + status.cupti_path + ")";
     if (!status.detail.empty()) line += ": " + status.detail;
     session.set_tracing_status(line);
-    if (runtime->evictor && (config.stream_ordered_place_fresh || config.stream_ordered_swap) &&
+    if (runtime->evictor && (config.moves.place_fresh || config.moves.swap) &&
         !(status.launch_callbacks && status.copy_callbacks)) {
       runtime->evictor->stop_placing();
       core::logger().warn(
-          "stream_ordered_place_fresh and stream_ordered_swap are off: CUPTI refused a launch or copy "
-          "callback, so deepum cannot see every use of fresh or swapped memory");
+          "placement of fresh blocks and swaps are off: CUPTI refused a launch or copy callback, so deepum "
+          "cannot see every use of fresh or swapped memory");
     }
     if (status.outcome == cupti_tracer::StartStatus::Outcome::started) {
       core::logger().info("tracing with CUPTI: {}", line);

@@ -120,13 +120,26 @@ TEST_CASE("a failed free keeps the range registered and the bytes counted") {
 TEST_CASE("percent limits resolve against the device") {
   Fixture f(config::SizeSpec::of_percent(50.0));
   CHECK(f.service.alloc_limit_bytes() == 40 * kGiB);
-  CHECK(f.service.resident_limit_bytes() == 80 * kGiB);  // default 100%
+  CHECK(f.service.resident_limit_bytes() == 80 * kGiB);  // automatic, allocating within the device
+}
+
+TEST_CASE("allocating past a device, the automatic resident limit is held below what is free") {
+  Fixture f(config::SizeSpec::of_percent(200.0));        // device 0: 80 GiB, free as much
+  CHECK(f.service.resident_limit_bytes() == 75 * kGiB);  // a sixteenth kept free
+  CHECK(f.service.holds_resident_limit());
+  // Device 1 is shared: another process holds 6 GiB of its 16.
+  f.service.resolve_limits(1, {10 * kGiB, 16 * kGiB});
+  CHECK(f.service.alloc_limit_bytes(1) == 32 * kGiB);
+  CHECK(f.service.resident_limit_bytes(1) == 9 * kGiB);
+  CHECK(f.service.holds_resident_limit(1));
+  Fixture fits(config::SizeSpec::of_percent(50.0));
+  CHECK_FALSE(fits.service.holds_resident_limit());  // the whole device: the driver's to page
 }
 
 TEST_CASE("every device has its own limits, and a device reset credits only its own") {
   Fixture f(config::SizeSpec::of_percent(50.0));  // device 0: 80 GiB, so 40 GiB
-  CHECK(f.service.resolve_limits_once(1, 16 * kGiB));
-  CHECK_FALSE(f.service.resolve_limits_once(1, 16 * kGiB));  // resolved once
+  CHECK(f.service.resolve_limits_once(1, {16 * kGiB, 16 * kGiB}));
+  CHECK_FALSE(f.service.resolve_limits_once(1, {16 * kGiB, 16 * kGiB}));  // resolved once
   CHECK(f.service.alloc_limit_bytes(1) == 8 * kGiB);
   CHECK(f.service.devices_used() == std::vector<int>{0, 1});
   std::uintptr_t on_zero = 0, on_one = 0, too_much = 0;

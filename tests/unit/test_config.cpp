@@ -76,12 +76,10 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.alloc_limit == expected.alloc_limit);
   CHECK(actual.resident_limit == expected.resident_limit);
   CHECK(actual.eviction_headroom == expected.eviction_headroom);
-  CHECK(actual.stream_ordered_eviction == expected.stream_ordered_eviction);
-  CHECK(actual.stream_ordered_prefetch == expected.stream_ordered_prefetch);
-  CHECK(actual.stream_ordered_discard == expected.stream_ordered_discard);
-  CHECK(actual.stream_ordered_place_fresh == expected.stream_ordered_place_fresh);
-  CHECK(actual.stream_ordered_swap == expected.stream_ordered_swap);
+  CHECK(actual.mode == expected.mode);
+  CHECK(actual.moves == expected.moves);
   CHECK(actual.swap_store_limit == expected.swap_store_limit);
+  CHECK(actual.evictions_ahead == expected.evictions_ahead);
   CHECK(actual.remote_access == expected.remote_access);
   CHECK(actual.tracing == expected.tracing);
   CHECK(actual.trace_file == expected.trace_file);
@@ -112,13 +110,10 @@ constexpr std::string_view kEveryKeyJson = R"({
   "enabled": false,
   "alloc_limit": "64GiB",
   "resident_limit": "75%",
+  "mode": "safe",
   "eviction_headroom": "1GiB",
-  "stream_ordered_eviction": false,
-  "stream_ordered_prefetch": true,
-  "stream_ordered_discard": true,
-  "stream_ordered_place_fresh": true,
-  "stream_ordered_swap": true,
   "swap_store_limit": "48GiB",
+  "evictions_ahead": 3,
   "remote_access": "on_fault",
   "tracing": "launches",
   "trace_file": "/tmp/run-%p",
@@ -137,13 +132,11 @@ Config every_key_config() {
   config.enabled = false;
   config.alloc_limit = SizeSpec::of_bytes(64 * kGiB);
   config.resident_limit = SizeSpec::of_percent(75.0);
+  config.mode = cfg::Mode::safe;
+  config.moves = cfg::moves_of(cfg::Mode::safe);
   config.eviction_headroom = SizeSpec::of_bytes(kGiB);
-  config.stream_ordered_eviction = false;
-  config.stream_ordered_prefetch = true;
-  config.stream_ordered_discard = true;
-  config.stream_ordered_place_fresh = true;
-  config.stream_ordered_swap = true;
   config.swap_store_limit = SizeSpec::of_bytes(48 * kGiB);
+  config.evictions_ahead = 3;
   config.remote_access = RemoteAccess::on_fault;
   config.tracing = TracingLevel::launches;
   config.trace_file = "/tmp/run-%p";
@@ -168,7 +161,10 @@ TEST_CASE("with nothing set, the defaults apply") {
   check_same(load.config, Config{});
   CHECK(load.config.enabled);
   CHECK(load.config.alloc_limit == SizeSpec::of_percent(100.0));
-  CHECK(load.config.resident_limit == SizeSpec::of_percent(100.0));
+  CHECK(load.config.resident_limit == SizeSpec::of_bytes(0));  // automatic
+  CHECK(load.config.mode == cfg::Mode::fast);
+  CHECK(load.config.moves == cfg::Moves{});  // every move
+  CHECK(load.warnings.empty());
   CHECK(load.config.eviction_headroom == SizeSpec::of_bytes(kGiB));
   CHECK(load.config.tracing == TracingLevel::full);
   CHECK(load.config.trace_file.empty());
@@ -245,13 +241,10 @@ TEST_CASE("environment variables alone set every key") {
   const FakeEnv env{{"DEEPUM_ENABLED", "no"},
                     {"DEEPUM_ALLOC_LIMIT", "64GiB"},
                     {"DEEPUM_RESIDENT_LIMIT", "75%"},
+                    {"DEEPUM_MODE", "SAFE"},
                     {"DEEPUM_EVICTION_HEADROOM", "1GiB"},
-                    {"DEEPUM_STREAM_ORDERED_EVICTION", "no"},
-                    {"DEEPUM_STREAM_ORDERED_PREFETCH", "yes"},
-                    {"DEEPUM_STREAM_ORDERED_DISCARD", "1"},
-                    {"DEEPUM_STREAM_ORDERED_PLACE_FRESH", "true"},
-                    {"DEEPUM_STREAM_ORDERED_SWAP", "on"},
                     {"DEEPUM_SWAP_STORE_LIMIT", "48GiB"},
+                    {"DEEPUM_EVICTIONS_AHEAD", "3"},
                     {"DEEPUM_REMOTE_ACCESS", "ON_FAULT"},
                     {"DEEPUM_TRACING", "launches"},
                     {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
@@ -267,10 +260,8 @@ TEST_CASE("environment variables alone set every key") {
   REQUIRE_MESSAGE(load.ok(), load.error);
   check_same(load.config, every_key_config());
   CHECK(load.origin ==
-        "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, "
-        "DEEPUM_EVICTION_HEADROOM, DEEPUM_STREAM_ORDERED_EVICTION, DEEPUM_STREAM_ORDERED_PREFETCH, "
-        "DEEPUM_STREAM_ORDERED_DISCARD, DEEPUM_STREAM_ORDERED_PLACE_FRESH, "
-        "DEEPUM_STREAM_ORDERED_SWAP, DEEPUM_SWAP_STORE_LIMIT, "
+        "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, DEEPUM_MODE, "
+        "DEEPUM_EVICTION_HEADROOM, DEEPUM_SWAP_STORE_LIMIT, DEEPUM_EVICTIONS_AHEAD, "
         "DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, "
         "DEEPUM_TRACE_FILE, "
         "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_TRACE_PER_THREAD_BUFFERS, "
@@ -352,8 +343,10 @@ TEST_CASE("a bad environment value names the variable, the value and what was ex
   check_failed(
       cfg::load_config(FakeEnv{{"DEEPUM_ALLOC_LIMIT", "lots"}}.lookup()),
       R"(deepum: environment DEEPUM_ALLOC_LIMIT="lots": expected a size such as "8GiB", "512MiB", "1073741824B" or "50%")");
-  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_RESIDENT_LIMIT", "0"}}.lookup()),
-               R"(deepum: environment DEEPUM_RESIDENT_LIMIT="0": expected a size greater than zero)");
+  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_EVICTION_HEADROOM", "0"}}.lookup()),
+               R"(deepum: environment DEEPUM_EVICTION_HEADROOM="0": expected a size greater than zero)");
+  check_failed(cfg::load_config(FakeEnv{{"DEEPUM_MODE", "fastest"}}.lookup()),
+               R"(deepum: environment DEEPUM_MODE="fastest": expected one of fast, safe, evict, driver)");
   check_failed(
       cfg::load_config(FakeEnv{{"DEEPUM_ALLOC_LIMIT", "-5GiB"}}.lookup()),
       R"(deepum: environment DEEPUM_ALLOC_LIMIT="-5GiB": expected a positive size, not a negative one)");
@@ -497,15 +490,11 @@ TEST_CASE("an unknown key names the closest known key") {
 
 TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
-      "enabled, alloc_limit, resident_limit, eviction_headroom, stream_ordered_eviction, "
-      "stream_ordered_prefetch, stream_ordered_discard, stream_ordered_place_fresh, "
-      "stream_ordered_swap, swap_store_limit, "
-      "stream_ordered_eviction_thread, "
-      "stream_ordered_evictions_ahead, learn_loop, "
+      "enabled, alloc_limit, resident_limit, mode, eviction_headroom, swap_store_limit, evictions_ahead, learn_loop, "
       "remote_access, tracing, trace_file, "
       "cupti_library, "
       "trace_flush_ms, trace_per_thread_buffers, worker_interval_us, log_level, log_file, stats_file, "
-      "summary, prefetch.enabled, "
+      "summary, "
       "prefetch.lookahead, prefetch.adaptive_lookahead, prefetch.pre_evict, prefetch.discard, "
       "prefetch.history, "
       "prefetch.rows, "
@@ -551,8 +540,8 @@ TEST_CASE("a value of the wrong type names the key, the value and what was expec
       load_text(R"({"alloc_limit": -5})"),
       R"(deepum: config /tmp/x.json: key "alloc_limit": expected a positive size, not a negative one, got -5)");
   check_failed(
-      load_text(R"({"resident_limit": 0})"),
-      R"(deepum: config /tmp/x.json: key "resident_limit": expected a size greater than zero, got 0)");
+      load_text(R"({"resident_limit": "0%"})"),
+      R"(deepum: config /tmp/x.json: key "resident_limit": expected a percentage above 0% and at most 10000%, got "0%")");
   check_failed(
       load_text(R"({"resident_limit": "20000%"})"),
       R"(deepum: config /tmp/x.json: key "resident_limit": expected a percentage above 0% and at most 10000%, got "20000%")");
@@ -679,14 +668,19 @@ TEST_CASE("the Markdown table has a row for every key") {
                    "`DEEPUM_WORKER_INTERVAL_US` | ") != std::string::npos);
   CHECK(table.find("| `eviction_headroom` | size | `1GiB` | `DEEPUM_EVICTION_HEADROOM` | ") !=
         std::string::npos);
-  CHECK(table.find("| `stream_ordered_swap` | bool | `false` | `DEEPUM_STREAM_ORDERED_SWAP` | ") !=
+  CHECK(table.find("| `mode` | mode | `fast` | `DEEPUM_MODE` | ") != std::string::npos);
+  CHECK(table.find("| `resident_limit` | size or 0 (automatic) | `0` | `DEEPUM_RESIDENT_LIMIT` | ") !=
         std::string::npos);
+  CHECK(table.find("stream_ordered_") == std::string::npos);  // deprecated: a table of their own
   CHECK(table.find("| `swap_store_limit` | size or 0 (automatic) | `0` | `DEEPUM_SWAP_STORE_LIMIT` | ") !=
         std::string::npos);
   std::size_t rows = 0;
   for (char c : table) rows += c == '\n' ? 1 : 0;
-  CHECK(rows == cfg::config_keys().size() + 2);
+  std::size_t deprecated = 0;
+  for (const cfg::KeySpec& key : cfg::config_keys()) deprecated += key.deprecated() ? 1u : 0u;
+  CHECK(rows == cfg::config_keys().size() - deprecated + 2);
   for (const cfg::KeySpec& key : cfg::config_keys()) {
+    if (key.deprecated()) continue;
     CAPTURE(key.name);
     std::string name_cell = "| `";
     name_cell.append(key.name).append("` |");
@@ -699,13 +693,10 @@ TEST_CASE("the Markdown table has a row for every key") {
 }
 
 TEST_CASE("the tracing and trace keys, their defaults and their environment variables") {
-  const std::array<std::pair<std::string_view, std::string_view>, 13> keys{{
+  const std::array<std::pair<std::string_view, std::string_view>, 10> keys{{
       {"eviction_headroom", "DEEPUM_EVICTION_HEADROOM"},
-      {"stream_ordered_eviction", "DEEPUM_STREAM_ORDERED_EVICTION"},
-      {"stream_ordered_prefetch", "DEEPUM_STREAM_ORDERED_PREFETCH"},
-      {"stream_ordered_discard", "DEEPUM_STREAM_ORDERED_DISCARD"},
-      {"stream_ordered_place_fresh", "DEEPUM_STREAM_ORDERED_PLACE_FRESH"},
-      {"stream_ordered_swap", "DEEPUM_STREAM_ORDERED_SWAP"},
+      {"mode", "DEEPUM_MODE"},
+      {"evictions_ahead", "DEEPUM_EVICTIONS_AHEAD"},
       {"swap_store_limit", "DEEPUM_SWAP_STORE_LIMIT"},
       {"remote_access", "DEEPUM_REMOTE_ACCESS"},
       {"tracing", "DEEPUM_TRACING"},
@@ -725,11 +716,8 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   }
   const Config config;
   CHECK(config.eviction_headroom == SizeSpec::of_bytes(kGiB));
-  CHECK(config.stream_ordered_eviction);
-  CHECK_FALSE(config.stream_ordered_prefetch);
-  CHECK_FALSE(config.stream_ordered_discard);
-  CHECK_FALSE(config.stream_ordered_place_fresh);
-  CHECK_FALSE(config.stream_ordered_swap);
+  CHECK(config.mode == cfg::Mode::fast);
+  CHECK(config.evictions_ahead == 1);
   CHECK(config.swap_store_limit == SizeSpec::of_bytes(0));  // automatic
   CHECK(config.remote_access == RemoteAccess::off);
   CHECK(config.tracing == TracingLevel::full);
@@ -944,6 +932,9 @@ TEST_CASE("docs/configuration.md documents every key, with the table the code ge
   // Regenerate the table with `deepum config --markdown` (or keys_markdown_table()) when a key changes.
   CHECK_MESSAGE(docs.find(cfg::keys_markdown_table()) != std::string::npos,
                 "docs/configuration.md's keys table differs from keys_markdown_table()");
+  CHECK_MESSAGE(
+      docs.find(cfg::deprecated_keys_markdown_table()) != std::string::npos,
+      "docs/configuration.md's deprecated keys table differs from deprecated_keys_markdown_table()");
 }
 #endif
 

@@ -61,8 +61,8 @@ std::optional<SizeSpec> parse_size(std::string_view text, std::string* why = nul
 
 // The correlation prefetcher (DeepUM's tables and planner); see prefetch/prefetch_options.hpp.
 struct PrefetchConfig {
-  // Off until it beats reactive eviction: on GPT-2 at 2x it was 0.46-0.85x of reactive's speed in
-  // every call of 2026-11-22 (docs/benchmarks.md).
+  // Deprecated (the key prefetch.enabled). Off: on GPT-2 at 2x it was 0.46-0.85x of reactive
+  // eviction's speed in every call of 2026-11-22 (docs/benchmarks.md).
   bool enabled = false;
   // Kernels planned ahead (the starting value when adaptive). DeepUM's 32 is too short here: the
   // host runs far ahead of an oversubscribed GPU, and the longest measured (512) was the fastest.
@@ -80,38 +80,69 @@ struct PrefetchConfig {
   bool operator==(const PrefetchConfig&) const = default;
 };
 
+// How deepum moves memory while it holds a resident limit (docs/configuration.md, "Modes"):
+// fast: every move, assuming each kernel reaches memory only through the pointers its launch passes;
+// safe: the moves that stay correct when a kernel follows pointers stored in GPU memory;
+// evict: evictions alone, the GPU faulting back what it needs (the engine before its other moves);
+// driver: deepum holds no resident limit and the driver pages memory in and out on faults.
+enum class Mode { fast, safe, evict, driver };
+
+std::string_view mode_name(Mode mode);
+
+// The moves deepum makes before launches while it holds a resident limit. `mode` sets them all at
+// once; each deprecated stream_ordered_* key sets one (settle_moves in config.cpp).
+struct Moves {
+  // Evictions ordered in the launch's stream before the launch that needs the room; false evicts
+  // from CUPTI's records alone, which arrive 0.1-2 s late.
+  bool launch_ordered = true;
+  // What a launch names and is not resident is prefetched to the GPU in bulk before it.
+  bool prefetch = true;
+  // Victims PyTorch's caching allocator holds in its cache are dropped, not written back.
+  bool discard = true;
+  // Fresh blocks (allocated or handed out again, not named since) are made resident without
+  // copying their stale contents. Assumes every write to them is a launch, copy or memset naming
+  // them.
+  bool place_fresh = true;
+  // Live victims are copied to a pinned host store of deepum's and dropped on the GPU instead of
+  // migrated by the driver. Assumes every read of them is by an operation naming them.
+  bool swap = true;
+  // Evictions alongside the program are issued from a thread of deepum's, in a context of its own
+  // (the driver holds the calling thread for a whole move when the move's stream is idle).
+  bool eviction_thread = true;
+
+  bool operator==(const Moves&) const = default;
+};
+
+constexpr Moves moves_of(Mode mode) {
+  switch (mode) {
+    case Mode::fast:
+      return Moves{};
+    case Mode::safe:
+      return Moves{.place_fresh = false, .swap = false};
+    case Mode::evict:
+    case Mode::driver:
+      return Moves{.prefetch = false, .discard = false, .place_fresh = false, .swap = false};
+  }
+  return Moves{};
+}
+
 struct Config {
   bool enabled = true;
-  SizeSpec alloc_limit = SizeSpec::of_percent(100.0);     // what the app may allocate in total
-  SizeSpec resident_limit = SizeSpec::of_percent(100.0);  // what may stay resident on the GPU
+  SizeSpec alloc_limit = SizeSpec::of_percent(100.0);  // what the app may allocate in total
+  // What may stay resident on the GPU. SizeSpec::of_bytes(0), the default, is automatic: the
+  // device's free memory less a margin where alloc_limit exceeds the device, else the whole device
+  // (resolve_limits in limits.hpp).
+  SizeSpec resident_limit = SizeSpec::of_bytes(0);
+  Mode mode = Mode::fast;
+  Moves moves = moves_of(Mode::fast);  // what `mode` and the deprecated stream_ordered_* keys leave
   // Free room kept under resident_limit when evicting.
   SizeSpec eviction_headroom = SizeSpec::of_bytes(std::uint64_t{1} << 30);
-  // Reactive eviction decides at each launch, from what the launches name, and orders its
-  // evictions in the launch's stream; false: from CUPTI's records alone.
-  bool stream_ordered_eviction = true;
-  // With it: each launch's named blocks are also prefetched in bulk before it (the host enqueues
-  // launches ahead of the GPU, so the prefetch overlaps earlier kernels).
-  bool stream_ordered_prefetch = false;
-  // With it: victims PyTorch's caching allocator holds in its cache are dropped instead of written
-  // back.
-  bool stream_ordered_discard = false;
-  // With it: fresh blocks (allocated or handed out again, not named since) are made resident
-  // without copying their stale contents.
-  bool stream_ordered_place_fresh = false;
-  // With it: live victims (whole 2 MB blocks) are copied to a pinned host store of deepum's and
-  // dropped on the GPU instead of moved to the host by the driver; a launch naming a swapped block
-  // has it placed and copied back first.
-  bool stream_ordered_swap = false;
   // Pinned host bytes the swap store may hold. SizeSpec::of_bytes(0), the default, is automatic:
   // the allocation limit less the resident limit, at most half of the host's physical memory.
   SizeSpec swap_store_limit = SizeSpec::of_bytes(0);
-  // With it: evictions are issued from a thread of deepum's, in a context of its own (the driver
-  // holds the calling thread for a whole move when the move's stream is idle, and other calls in
-  // the same context meanwhile).
-  bool stream_ordered_eviction_thread = true;
-  // With it: evictions alongside the program at most in flight at once (each a batch of room kept
-  // ahead of the launches).
-  std::uint32_t stream_ordered_evictions_ahead = 1;
+  // Evictions alongside the program at most in flight at once (each a batch of room kept ahead of
+  // the launches).
+  std::uint32_t evictions_ahead = 1;
   // Plan with the loop learned from the launches (victims by predicted next use, copies back
   // ahead); false: victims least recently named, copied back at the launch that names them.
   bool learn_loop = true;
@@ -150,9 +181,11 @@ struct ConfigLoad {
   Config config;       // the defaults when `error` is set
   std::string error;   // empty on success, else one message naming the file, key or line
   std::string origin;  // where the values came from, e.g. "defaults + /x/deepum.json + env"
-  // The keys the file or the environment set, by name; every other key holds its default.
+  // The keys the file or the environment set, by name; every other key holds its default, but for
+  // the moves (config.moves), which `mode` sets where no deprecated key does.
   std::map<std::string, KeyOrigin, std::less<>> set_keys;
-  // Said once at start, not fatal: an environment variable named DEEPUM_* that deepum does not read.
+  // Said once at start, not fatal: an environment variable named DEEPUM_* that deepum does not read,
+  // a deprecated key (naming what replaces it), a setting that has no effect (config_notes).
   std::vector<std::string> warnings;
   // Nothing was read: a secure-execution process (see load_process_config); config.enabled is false.
   bool secure_execution = false;
@@ -192,7 +225,10 @@ ConfigLoad load_process_config(const ProcessEnvironment& process);
 // closest known variable where one is close.
 std::vector<std::string> unknown_variable_warnings(std::span<const std::string> names);
 
-// The keys table (key, type, default, description) as a Markdown table, for docs and `deepum config`.
+// The keys table (key, type, default, description) as a Markdown table, for docs and `deepum config`;
+// deprecated keys are left out.
 std::string keys_markdown_table();
+// The deprecated keys (key, environment, what replaces it) as a Markdown table.
+std::string deprecated_keys_markdown_table();
 
 }  // namespace deepum::config

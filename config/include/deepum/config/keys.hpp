@@ -18,8 +18,9 @@ namespace deepum::config {
 // Gives the Config member a key sets. The member's type is the key's type.
 template <typename T>
 using FieldOf = T& (*)(Config&);
-using Field = std::variant<FieldOf<bool>, FieldOf<SizeSpec>, FieldOf<LogLevel>, FieldOf<std::string>,
-                           FieldOf<std::uint32_t>, FieldOf<TracingLevel>, FieldOf<RemoteAccess>>;
+using Field =
+    std::variant<FieldOf<bool>, FieldOf<SizeSpec>, FieldOf<LogLevel>, FieldOf<std::string>,
+                 FieldOf<std::uint32_t>, FieldOf<TracingLevel>, FieldOf<RemoteAccess>, FieldOf<Mode>>;
 
 namespace detail {
 template <auto member, auto... nested, typename Object>
@@ -62,6 +63,12 @@ struct KeySpec {
   // percentage) is accepted and held as SizeSpec::of_bytes(0); when empty, a size must be above
   // zero. Ignored for keys of other types.
   std::string_view zero_means = {};
+  // For a deprecated key, what replaces it, as the one-line notice at start says after "use ..."
+  // ("mode (\"fast\" swaps, \"safe\" does not)"). A deprecated key is still read, but left out of
+  // the keys table and of `deepum config` unless set.
+  std::string_view replaced_by = {};
+
+  bool deprecated() const { return !replaced_by.empty(); }
 };
 
 // Every key deepum knows, in documentation order.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "deepum/config/config.hpp"
+#include "deepum/config/limits.hpp"
 #include "deepum/core/allocation_budget.hpp"
 #include "deepum/core/managed_registry.hpp"
 #include "deepum/core/statistics.hpp"
@@ -46,18 +47,23 @@ class AllocationService {
   AllocationService(const config::Config& config, Statistics& stats, ManagedRegistry& registry)
       : config_(config), stats_(stats), registry_(registry) {}
 
-  // Limits written as a share of device memory resolve against `device`'s physical total.
-  void resolve_limits(std::uint64_t device_total_bytes) { resolve_limits(0, device_total_bytes); }
-  void resolve_limits(int device, std::uint64_t device_total_bytes);
+  // Limits written as a share of device memory resolve against `device`'s physical total; an
+  // automatic resident limit against its free memory too (config::resolve_limits).
+  void resolve_limits(std::uint64_t device_total_bytes) {
+    resolve_limits(0, {device_total_bytes, device_total_bytes});
+  }
+  void resolve_limits(int device, const config::DeviceMemory& memory);
   // The same where threads race to it: true for the one that resolved; the others return once it
   // has.
-  bool resolve_limits_once(int device, std::uint64_t device_total_bytes);
+  bool resolve_limits_once(int device, const config::DeviceMemory& memory);
   // Device 0's figures, or the given device's.
   bool limits_resolved(int device = 0) const { return at(device).resolved.load(std::memory_order_acquire); }
   std::uint64_t alloc_limit_bytes(int device = 0) const { return at(device).budget.limit(); }
   std::uint64_t resident_limit_bytes(int device = 0) const {
     return at(device).resident_limit.load(std::memory_order_relaxed);
   }
+  // Whether deepum holds the resident limit on `device` (below its memory, mode not driver).
+  bool holds_resident_limit(int device = 0) const { return at(device).held.load(std::memory_order_relaxed); }
   std::uint64_t device_total_bytes(int device = 0) const {
     return at(device).total.load(std::memory_order_relaxed);
   }
@@ -131,6 +137,7 @@ class AllocationService {
     AllocationBudget budget;
     std::atomic<std::uint64_t> resident_limit{0};
     std::atomic<std::uint64_t> total{0};
+    std::atomic<bool> held{false};
     std::atomic<bool> resolved{false};
     std::atomic<bool> claimed{false};  // resolve_limits_once
   };

@@ -39,6 +39,8 @@ class Session {
   // which case every hook passes its call through untouched.
   bool active() const { return active_; }
   const config::Config& config() const { return load_.config; }
+  // What was read and set where: for the notes on settings that have no effect on a device.
+  const config::ConfigLoad& config_load() const { return load_; }
   const std::string& config_origin() const { return load_.origin; }
 
   AllocationService& allocations() { return allocations_; }
