@@ -75,13 +75,11 @@ void moves_line(std::string& out, const PipelineStats& t, const EngineCounters* 
   const LaunchOrderedStats& m = e->moves;
   const std::uint64_t not_written = m.discarded_bytes + m.swapped_out_bytes;
   const std::uint64_t by_driver = m.evicted_bytes > not_written ? m.evicted_bytes - not_written : 0;
-  append_line(
-      out,
-      "  moves: to GPU {} fetched, {} swapped in, {} placed without a copy; to host {} swapped out, {} "
-      "written back by the driver, {} dropped dead; {} page faults",
-      format_bytes(m.fetched_bytes), format_bytes(m.restored_bytes + m.restored_ahead_bytes),
-      format_bytes(m.placed_bytes), format_bytes(m.swapped_out_bytes), format_bytes(by_driver),
-      format_bytes(m.discarded_bytes), t.faults);
+  append_line(out, "  to GPU: {} fetched, {} swapped in, {} placed without a copy; {} page faults",
+              format_bytes(m.fetched_bytes), format_bytes(m.restored_bytes + m.restored_ahead_bytes),
+              format_bytes(m.placed_bytes), t.faults);
+  append_line(out, "  to host: {} swapped out, {} written back by the driver, {} dropped dead",
+              format_bytes(m.swapped_out_bytes), format_bytes(by_driver), format_bytes(m.discarded_bytes));
 }
 
 void residency_line(std::string& out, const ExitReport& r) {
@@ -95,12 +93,12 @@ void residency_line(std::string& out, const ExitReport& r) {
 void program_thread_line(std::string& out, const ExitReport& r) {
   const ProgramThreadCost& p = r.runtime->program_thread;
   append_line(
-      out,
-      "  program thread: in deepum {}{} (per launch median {}, p99 {}); in the driver's move calls {}, "
-      "copying swapped blocks back {}",
+      out, "  program thread: in deepum {}{} (per launch median {}, p99 {}); in the driver's move calls {}{}",
       format_duration(p.callbacks_ns()), r.run_ns != 0 ? " of a " + format_duration(r.run_ns) + " run" : "",
       format_duration(p.launch_callback.p50_ns), format_duration(p.launch_callback.p99_ns),
-      format_duration(p.move_calls_ns()), format_duration(p.host_copy_back_ns));
+      format_duration(p.move_calls_ns()),
+      p.host_copy_back_ns != 0 ? ", copying swapped blocks back " + format_duration(p.host_copy_back_ns)
+                               : std::string());
 }
 
 void gpu_line(std::string& out, const GpuTime& g) {

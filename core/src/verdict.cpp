@@ -124,11 +124,9 @@ Cost leading_cost(const ExitReport& r) {
 std::string gpu_waits(const ExitReport& r) {
   const EngineCounters& e = *r.runtime->engine;
   const Traffic moved = traffic_of(e.moves);
-  std::string text = fmt::format(
-      "the GPU waited {} after work was runnable, for deepum's moves ({} to the GPU, "
-      "{} to the host)",
-      of_run(r.tracing->gpu_time.waited_ns, r.run_ns), format_bytes(moved.to_gpu),
-      format_bytes(moved.to_host));
+  std::string text = fmt::format("the GPU waited {} for deepum's moves ({} to the GPU, {} to the host)",
+                                 of_run(r.tracing->gpu_time.waited_ns, r.run_ns), format_bytes(moved.to_gpu),
+                                 format_bytes(moved.to_host));
   if (e.moves.swapped_out_bytes == 0 && moved.written_back_by_driver != 0)
     return text +
            "; turn on stream_ordered_swap: victims are written back by the driver, slower than copies "

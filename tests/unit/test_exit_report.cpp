@@ -249,7 +249,7 @@ TEST_CASE("the summary is a compact block ending in the verdict") {
   REQUIRE(!lines.empty());
   CHECK(lines.back().rfind("deepum verdict: the GPU waited 30.00 s", 0) == 0);
   CHECK(contains(summary, "more"));  // only the most called APIs are named
-  CHECK(contains(summary, "to host 90.00 GiB swapped out, 10.00 GiB written back by the driver"));
+  CHECK(contains(summary, "to host: 90.00 GiB swapped out, 10.00 GiB written back by the driver"));
 }
 
 namespace {
