@@ -1,7 +1,8 @@
 // deepum: the command-line front end. `deepum run -- CMD` starts CMD with libdeepum.so preloaded
 // and the configuration checked first; `deepum config` shows the effective configuration;
-// `deepum trace ...` reads trace files. Arguments are parsed by CLI11: every subcommand has --help,
-// and an unknown option is an error (exit 2), never silently dropped.
+// `deepum trace ...` reads trace files; `deepum report RUN` writes an HTML page of a run. Arguments are
+// parsed by CLI11: every subcommand has --help, and an unknown option is an error (exit 2), never silently
+// dropped.
 #include <limits.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include "deepum/config/config.hpp"
 #include "deepum/config/keys.hpp"
 #include "deepum/config/render.hpp"
+#include "deepum/core/run_report.hpp"
 #include "deepum/core/trace_commands.hpp"
 
 namespace {
@@ -137,6 +139,7 @@ struct Request {
   std::string config_file;
   bool json = false, markdown = false;  // deepum config
   std::string trace, prefix, out, limit;
+  deepum::core::ReportRequest report;
   long timeline_ms = 0;
   std::vector<std::string> after_separator;  // what followed "deepum run ... --"
   bool has_separator = false;
@@ -171,6 +174,8 @@ int dispatch(const CLI::App& app, const Request& request) {
     export_config_file(request.config_file);
     return show_config(request.json ? "json" : request.markdown ? "markdown" : "");
   }
+  if (app.get_subcommand("report")->parsed())
+    return deepum::core::run_report_command(request.report, stdout, stderr);
   // The trace commands themselves live in core (deepum::core::run_trace_command), where they are
   // tested without CUDA.
   const CLI::App* trace = app.get_subcommand("trace");
@@ -207,6 +212,25 @@ void add_trace_commands(CLI::App& app, Request& request) {
       ->check(CLI::Range(1L, 60'000L));
 }
 
+void add_report_command(CLI::App& app, Request& request) {
+  CLI::App* report =
+      app.add_subcommand("report", "write one HTML page with plots of a run (no network needed to view it)");
+  report
+      ->add_option("RUN", request.report.run,
+                   "the run's directory (its .dtrace and statistics .json), its .dtrace file or trace_file "
+                   "prefix, or its statistics .json")
+      ->required();
+  report
+      ->add_option("--stats", request.report.stats,
+                   "the statistics file (stats_file), where RUN does not hold it")
+      ->type_name("FILE");
+  report->add_option("-o,--out", request.report.out, "the page to write (default: next to RUN)")
+      ->type_name("FILE");
+  report->footer(
+      "example: DEEPUM_TRACE_FILE=run/trace DEEPUM_STATS_FILE=run/stats.json deepum run -- python train.py\n"
+      "         deepum report run/     (writes run/deepum-report.html)");
+}
+
 void add_commands(CLI::App& app, Request& request) {
   app.set_version_flag("--version", std::string("deepum ") + DEEPUM_VERSION);
   app.require_subcommand(0, 1);
@@ -227,6 +251,7 @@ void add_commands(CLI::App& app, Request& request) {
   config->add_flag("--markdown", request.markdown, "the keys table of docs/configuration.md")->excludes(json);
 
   add_trace_commands(app, request);
+  add_report_command(app, request);
   // After the subcommands: CLI11 copies the footer into those added later.
   app.footer(
       "Configuration: defaults, then the JSON file (--config or DEEPUM_CONFIG), then DEEPUM_<KEY>\n"

@@ -90,9 +90,11 @@ constexpr std::array kKeys{
     KeySpec{"log_file", "", "File the log is appended to; %p becomes the process id. Empty logs to stderr.",
             field<&Config::log_file>()},
     KeySpec{"stats_file", "",
-            "File the JSON statistics are written to at exit; %p becomes the process id. Empty writes none.",
+            "File the JSON statistics are written to at exit (docs/stats-format.md); %p becomes the process "
+            "id. Empty writes none.",
             field<&Config::stats_file>()},
-    KeySpec{"summary", "true", "Print a one-screen summary to the log at exit.", field<&Config::summary>()},
+    KeySpec{"summary", "true", "Print a short summary, ending in a verdict, to the log at exit.",
+            field<&Config::summary>()},
     KeySpec{"prefetch.enabled", "false",
             "Moves memory by the correlation prefetcher's plans instead of mode's moves while deepum holds a "
             "resident limit (with tracing full).",

@@ -50,6 +50,7 @@ StatisticsSnapshot AllocationService::snapshot() const {
   for (const Device& device : devices_) s.peak_managed_bytes += device.budget.peak();
   s.alloc_limit_bytes = limits_resolved() ? alloc_limit_bytes() : 0;
   s.resident_limit_bytes = resident_limit_bytes();
+  s.device_total_bytes = device_total_bytes();
   if (const std::vector<int> used = devices_used(); used.size() > 1) {
     for (int device : used)
       s.devices.push_back({device, alloc_limit_bytes(device), peak_managed_bytes(device)});

@@ -44,6 +44,7 @@ void EventPipeline::on_function_name(std::uint64_t function, std::string name) {
 void EventPipeline::handle(const KernelLaunch& launch, EventRecorder* recorder) {
   if (recorder) recorder->launch(launch);
   attributor_.on_launch(launch);
+  gpu_time_.on_launch(launch.correlation_id, launch.host_time);
   if (policy_) policy_->on_launch(launch);
   std::vector<BlockId> blocks;
   blocks.reserve(launch.pointer_count);
@@ -80,6 +81,7 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
   }
   if (const auto* copy = std::get_if<CopyLaunch>(&event)) {
     if (recorder) recorder->copy_launch(*copy);
+    gpu_time_.on_launch(copy->correlation_id, copy->host_time);
     return;
   }
   if (const auto* buffer = std::get_if<BufferEvent>(&event)) {
@@ -90,6 +92,7 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
   if (const auto* execution = std::get_if<KernelExecution>(&event)) {
     if (recorder) recorder->execution(*execution);
     attributor_.on_execution(*execution);
+    gpu_time_.on_execution(*execution);
     ++stats_.executions;
     newest_execution_end_ = std::max(newest_execution_end_, execution->end);
     if (now > execution->end) execution_delay_us_.add((now - execution->end) / 1000);
@@ -114,6 +117,7 @@ void EventPipeline::handle(const ActivityEvent& event, Timestamp now, EventRecor
   } else if (const auto* fault = std::get_if<PageFault>(&event)) {
     if (recorder) recorder->fault(*fault);
     attributor_.on_fault(*fault);
+    gpu_time_.on_fault(*fault);
     residency_.on_fault(*fault);
     if (now > fault->end) fault_delay_us_.add((now - fault->end) / 1000);
     if (fault->access != FaultAccess::prefetch) {
@@ -236,6 +240,7 @@ void EventPipeline::step(Timestamp now, HintExecutor& executor, EventRecorder* r
   std::lock_guard lock(stats_mutex_);
   stats_.launches_dropped = launches_.dropped();
   stats_.attribution = attributor_.stats();
+  stats_.gpu_time = gpu_time_.totals();
   stats_.fault_delay_us = fault_delay_us_.percentiles();
   stats_.execution_delay_us = execution_delay_us_.percentiles();
   stats_.migration_delay_us = migration_delay_us_.percentiles();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <optional>
 #include <sstream>
 
@@ -77,32 +78,37 @@ std::string process_command_line() {
   return config::printable(out);
 }
 
-void Session::write_exit_report() {
-  if (!used()) return;
-  const StatisticsSnapshot snapshot = allocations_.snapshot();
-  std::uint64_t calls = 0;
-  for (const ApiCounters& counters : snapshot.per_api) calls += counters.calls;
-  if (calls == 0) return;  // nothing was intercepted (passed through, or no CUDA use): nothing to say
-  const std::string process = "pid " + std::to_string(getpid()) + ", " + process_command_line();
-  std::string tracing_status;
+ExitReport Session::exit_report() {
+  ExitReport report;
+  report.process = "pid " + std::to_string(getpid()) + ", " + process_command_line();
+  report.config_origin = load_.origin;
+  report.allocations = allocations_.snapshot();
+  report.run_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started_)
+          .count());
   {
     std::lock_guard lock(tracing_status_mutex_);
-    tracing_status = tracing_status_;
+    report.tracing_status = tracing_status_;
+    report.runtime = runtime_counters_;
   }
-  std::optional<PipelineStats> tracing;
-  if (EventPipeline* pipeline = this->pipeline()) tracing = pipeline->stats();
+  if (EventPipeline* pipeline = this->pipeline()) report.tracing = pipeline->stats();
+  return report;
+}
+
+void Session::write_exit_report() {
+  if (!used()) return;
+  const ExitReport report = exit_report();
+  std::uint64_t calls = 0;
+  for (const ApiCounters& counters : report.allocations.per_api) calls += counters.calls;
+  if (calls == 0) return;  // nothing was intercepted (passed through, or no CUDA use): nothing to say
   if (load_.config.summary) {
-    std::string text = render_summary(snapshot, process + " (config: " + load_.origin + ")");
-    if (tracing) text += render_tracing_summary(*tracing, tracing_status);
-    std::istringstream lines(text);
+    std::istringstream lines(render_summary(report));
     for (std::string line; std::getline(lines, line);) logger().info("{}", line);
   }
   if (!load_.config.stats_file.empty()) {
     const std::string path = expand_process_id(load_.config.stats_file, static_cast<long>(getpid()));
     std::string error;
-    if (!write_output_file(
-            path, render_json(snapshot, process, load_.origin, tracing ? &*tracing : nullptr, tracing_status),
-            error)) {
+    if (!write_output_file(path, render_json(report), error)) {
       logger().warn("cannot write stats_file \"{}\" ({})", path, error);
     }
   }
@@ -119,9 +125,9 @@ void Session::set_tracing_status(std::string status) {
   tracing_status_ = std::move(status);
 }
 
-void Session::append_tracing_status(const std::string& more) {
+void Session::set_runtime_counters(RuntimeCounters counters) {
   std::lock_guard lock(tracing_status_mutex_);
-  tracing_status_ += more;
+  runtime_counters_ = std::move(counters);
 }
 
 void Session::reset_after_fork() {
@@ -129,6 +135,7 @@ void Session::reset_after_fork() {
   pipeline_.store(nullptr, std::memory_order_release);
   allocations_.forget_all();
   used_.store(false, std::memory_order_relaxed);
+  started_ = std::chrono::steady_clock::now();
 }
 
 }  // namespace deepum::core

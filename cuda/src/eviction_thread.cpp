@@ -8,6 +8,7 @@
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
+#include "deepum/cuda/move_ranges.hpp"
 
 namespace deepum::cuda {
 using namespace driver;
@@ -102,6 +103,7 @@ void EvictionThread::run() {
 }
 
 bool EvictionThread::issue(const Handed& eviction) {
+  const MoveRange shown(MoveRangeKind::eviction_thread);  // in Nsight Systems
   const auto started = std::chrono::steady_clock::now();
   CUmemLocation host{};
   host.type = CU_MEM_LOCATION_TYPE_HOST;

@@ -7,6 +7,7 @@
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
+#include "deepum/cuda/move_ranges.hpp"
 
 namespace deepum::cuda {
 using namespace driver;
@@ -37,7 +38,8 @@ class StreamOrderedEvictor::EnqueueTimer {
  public:
   EnqueueTimer(StreamOrderedEvictor& evictor, Move kind)
       : total_(evictor.enqueue_ns_[static_cast<std::size_t>(kind)]),
-        start_(std::chrono::steady_clock::now()) {}
+        start_(std::chrono::steady_clock::now()),
+        range_(range_kind(kind)) {}
   ~EnqueueTimer() {
     const auto ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
@@ -47,11 +49,27 @@ class StreamOrderedEvictor::EnqueueTimer {
   EnqueueTimer& operator=(const EnqueueTimer&) = delete;
 
  private:
+  static MoveRangeKind range_kind(Move kind) {
+    switch (kind) {
+      case Move::eviction:
+        return MoveRangeKind::eviction;
+      case Move::discard:
+        return MoveRangeKind::discard;
+      case Move::prefetch:
+        return MoveRangeKind::prefetch;
+      case Move::placement:
+        return MoveRangeKind::placement;
+    }
+    return MoveRangeKind::eviction;
+  }
+
   std::atomic<std::uint64_t>& total_;
   std::chrono::steady_clock::time_point start_;
+  MoveRange range_;  // the same span in Nsight Systems
 };
 
 std::string StreamOrderedEvictor::create() {
+  start_move_ranges();  // here, on the program's thread outside any CUPTI callback, before any move
   if (stream_create.get() == nullptr || event_create.get() == nullptr || event_record.get() == nullptr ||
       stream_wait_event.get() == nullptr || stream_is_capturing.get() == nullptr ||
       event_query.get() == nullptr || prefetch_async.get() == nullptr || ctx_get_device.get() == nullptr) {
@@ -236,6 +254,7 @@ void StreamOrderedEvictor::run(HostWork& work) {
     if (stream_synchronize.get() != nullptr) stream_synchronize.get()(stream);
   }
   if (!work.copies.empty()) {
+    const MoveRange shown(MoveRangeKind::host_copy_back);  // in Nsight Systems
     const auto start = std::chrono::steady_clock::now();
     // The copies out (and any move naming these blocks) finish first.
     for (EvictionRef move : work.before_copies) {

@@ -25,6 +25,7 @@
 #include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/progress_markers.hpp"
 #include "deepum/cuda/real_symbols.hpp"
+#include "deepum/cuda/runtime_counters.hpp"
 #include "deepum/cuda/stream_ordered_evictor.hpp"
 #include "deepum/cupti_tracer/cupti_tracer.hpp"
 #include "deepum/prefetch/planner_policy.hpp"
@@ -401,104 +402,13 @@ void stop_tracing_at_exit() {
   if (runtime->evictor) runtime->evictor->stop();
   if (runtime->tracer) {
     runtime->tracer->flush();
-    const cupti_tracer::TracerStats stats = runtime->tracer->stats();
-    std::string note = "; CUPTI records dropped: " + std::to_string(stats.dropped_records);
-    // Launches deepum cannot see all the memory of (what ends fresh blocks' freshness).
-    note += "; launches with more managed pointers than kept: " +
-            std::to_string(stats.launches_pointers_truncated) +
-            ", without a parameter layout: " + std::to_string(stats.launches_without_layout) +
-            ", graph launches: " + std::to_string(stats.graph_launches) + "; parameter layouts learned: " +
-            std::to_string(stats.layouts.from_function + stats.layouts.from_kernel) + " (" +
-            std::to_string(stats.layouts.unknown) + " the driver would not give, " +
-            std::to_string(stats.layouts.unloads) + " modules unloaded)";
-    if (const std::uint64_t incomplete = stats.records[cupti_tracer::RecordClass::incomplete];
-        incomplete != 0)
-      note +=
-          "; records without timestamps (work unfinished at a forced flush): " + std::to_string(incomplete);
-    if (stats.callback_ns != 0 && stats.launches != 0) {
-      note += "; launch and copy callbacks " +
-              std::to_string(stats.callback_ns / (stats.launches + stats.graph_launches + stats.copies)) +
-              " ns on average";
-    }
-    if (runtime->pauses != 0) {
-      core::Timestamp paused_ns = runtime->paused_ns;
-      if (runtime->tracer->kernel_records_paused()) paused_ns += now_ns() - runtime->paused_at;
-      note += "; kernel records paused " + std::to_string(runtime->pauses) + " times, " +
-              std::to_string(paused_ns / 1'000'000) + " ms in all (no faults to attribute)";
-    }
-    if (runtime->discarder) {
-      note += "; freed memory discarded: " + core::format_bytes(runtime->discarder->discarded_bytes()) +
-              " (" + std::to_string(runtime->discarder->skipped_capturing()) +
-              " blocks skipped while capturing, " + std::to_string(runtime->discarder->failures()) +
-              " failures)";
-    }
-    if (runtime->evictor) {
-      const core::LaunchOrderedStats evictions = runtime->evictor->stats();
-      note +=
-          "; evictions before launches: " + std::to_string(evictions.evictions) + " (" +
-          core::format_bytes(evictions.evicted_bytes) + "), " + std::to_string(evictions.waited_evictions) +
-          " waited for at once, " + std::to_string(evictions.waits_for_pending) +
-          " launches waited for one in flight, " +
-          std::to_string(runtime->evictor->evictions_after_marker()) +
-          " started after their victims' last use, " + std::to_string(evictions.launches_over_limit) +
-          " launches naming more than the limit leaves, " +
-          std::to_string(runtime->evictor->skipped_capturing()) + " skipped (stream capturing), " +
-          std::to_string(runtime->evictor->skipped_busy()) + " skipped (" +
-          std::to_string(StreamOrderedEvictor::kEvents) + " still ahead of the GPU), " +
-          std::to_string(runtime->evictor->failures()) + " failures; named by launches at most " +
-          core::format_bytes(evictions.peak_bytes) +
-          "; victims: " + core::format_bytes(evictions.victims_predicted_bytes) +
-          " by predicted next use (loop of " + std::to_string(evictions.loop_period) +
-          " operations; shapes repeat every " + std::to_string(evictions.shape_loop_period) + "), " +
-          core::format_bytes(evictions.victims_unpredicted_bytes) + " least recently named" +
-          (evictions.fetches + runtime->evictor->prefetch_failures() != 0
-               ? "; prefetches before launches: " + std::to_string(evictions.fetches) + " (" +
-                     core::format_bytes(evictions.fetched_bytes) + " copied, " +
-                     core::format_bytes(evictions.placed_bytes) + " fresh placed without a copy; " +
-                     core::format_bytes(evictions.fetch_skipped_bytes) + " past the limit left to faults), " +
-                     std::to_string(runtime->evictor->prefetch_failures()) + " failures"
-               : std::string()) +
-          (evictions.dead_returned_bytes != 0
-               ? "; freed by PyTorch's allocator: " + core::format_bytes(evictions.dead_returned_bytes) +
-                     " in whole blocks, " + core::format_bytes(evictions.discarded_bytes) +
-                     " of them evicted by discarding"
-               : std::string()) +
-          (evictions.swapped_out_bytes + evictions.swap_skipped_other_stream_bytes != 0 ||
-                   !runtime->evictor->swap_store_error().empty()
-               ? "; swap store: " + core::format_bytes(evictions.swapped_out_bytes) + " swapped out, " +
-                     core::format_bytes(evictions.restored_bytes) + " copied back before launches, " +
-                     core::format_bytes(evictions.restored_ahead_bytes) + " ahead of them, " +
-                     core::format_bytes(evictions.unswapped_bytes) + " copied back by the host (" +
-                     std::to_string(evictions.unswaps) + " operations naming memory only in part, " +
-                     std::to_string(runtime->evictor->host_copy_back_ns() / 1'000'000) + " ms), at most " +
-                     core::format_bytes(evictions.swap_peak_bytes) + " held (" +
-                     core::format_bytes(runtime->evictor->swap_store_pinned_bytes()) + " pinned), " +
-                     core::format_bytes(evictions.swap_skipped_other_stream_bytes) +
-                     " of victims not swapped (named in another stream)" +
-                     (runtime->evictor->swap_store_error().empty()
-                          ? std::string()
-                          : " (store stopped growing: " + runtime->evictor->swap_store_error() + ")")
-               : std::string()) +
-          "; copies and memsets naming managed memory " + std::to_string(stats.copies_with_managed_operands) +
-          " of " + std::to_string(stats.copies) + " seen (" + std::to_string(evictions.copies) + " counted)";
-      const StreamOrderedEvictor::EnqueueTimes held = runtime->evictor->enqueue_times();
-      note += "; the program's threads held in the driver's move calls: evictions " +
-              std::to_string(held.evictions_ns / 1'000'000) + " ms, discards " +
-              std::to_string(held.discards_ns / 1'000'000) + " ms, prefetches " +
-              std::to_string(held.prefetches_ns / 1'000'000) + " ms, placements " +
-              std::to_string(held.placements_ns / 1'000'000) + " ms";
-      if (runtime->evictor->has_eviction_thread())
-        note +=
-            "; deepum's eviction thread (" +
-            std::string(runtime->evictor->eviction_thread_has_own_context() ? "in a context of its own"
-                                                                            : "in the program's context") +
-            ") held in its move calls: " + std::to_string(held.eviction_thread_ns / 1'000'000) + " ms";
-    }
-    if (runtime->markers) {
-      note += "; progress markers: " + std::to_string(runtime->markers->recorded()) + " recorded, " +
-              std::to_string(runtime->markers->skipped_capturing()) + " skipped (stream capturing)";
-    }
-    runtime->session->append_tracing_status(note);
+    core::RuntimeCounters counters = collect_runtime_counters(
+        runtime->tracer->stats(), runtime->evictor.get(), runtime->discarder.get(), runtime->markers.get());
+    counters.tracer.kernel_record_pauses = runtime->pauses;
+    counters.tracer.kernel_records_paused_ns = runtime->paused_ns;
+    if (runtime->tracer->kernel_records_paused())
+      counters.tracer.kernel_records_paused_ns += now_ns() - runtime->paused_at;
+    runtime->session->set_runtime_counters(std::move(counters));
   }
   if (runtime->evictor) {
     report_finished_moves(*runtime, now_ns());
@@ -718,8 +628,6 @@ void start_once(core::Session& session) {
     tracer_options.cupti_flush_period_ms = flush_ms;
     tracer_options.poll_period_ms = flush_ms;
     tracer_options.per_thread_buffers = config.trace_per_thread_buffers;
-    // Timing every callback costs two clock reads per launch: only when asked for (debug logging).
-    tracer_options.measure_callback_time = config.log_level <= config::LogLevel::debug;
     // Our own exit handler flushes after stopping the worker; the tracer's runs after it.
     const cupti_tracer::StartStatus status = runtime->tracer->start(tracer_options, *runtime->sink);
     std::string line = std::string(cupti_tracer::to_string(status.outcome));

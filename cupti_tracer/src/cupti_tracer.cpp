@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iterator>
@@ -35,6 +36,10 @@ constexpr LaunchCallback kLaunchCallbacks[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, "cuGraphLaunch_ptsz"},
 };
 static_assert(std::size(kLaunchCallbacks) == kLaunchApiCount);
+bool is_launch_callback(CUpti_CallbackId cbid) {
+  return std::any_of(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks),
+                     [cbid](const LaunchCallback& launch) { return launch.cbid == cbid; });
+}
 // A context going away takes deepum's streams and events in it along (cudaDeviceReset may reach
 // the driver by a path no interposer sees).
 constexpr CUpti_CallbackId kContextDestroying = CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING;
@@ -146,7 +151,7 @@ struct CuptiTracer::Counters {
   std::atomic<std::uint64_t> launches_without_layout{0};
   std::atomic<std::uint64_t> managed_lookups{0};
   std::atomic<std::uint64_t> callback_exceptions{0};
-  std::atomic<std::uint64_t> callback_ns{0};
+  core::LatencyHistogram launch_callback, copy_callback;
   std::atomic<std::uint64_t> copies{0};
   std::atomic<std::uint64_t> copies_with_managed_operands{0};
   std::atomic<std::uint64_t> record_errors{0};
@@ -464,15 +469,14 @@ void CUPTIAPI CuptiTracer::on_callback(void* userdata, CUpti_CallbackDomain doma
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto& data = *static_cast<const CUpti_CallbackData*>(cbdata);
       if (data.callbackSite != CUPTI_API_ENTER || data.functionParams == nullptr) return;
-      if (self->options_.measure_callback_time) {
-        const auto begin = std::chrono::steady_clock::now();
-        self->handle_launch(cbid, data);
-        const auto spent = std::chrono::steady_clock::now() - begin;
-        bump(self->counters_->callback_ns,
-             static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count()));
-      } else {
-        self->handle_launch(cbid, data);
-      }
+      // Every callback is timed: what the program's thread spends in deepum per launch.
+      const auto begin = std::chrono::steady_clock::now();
+      self->handle_launch(cbid, data);
+      const auto spent = std::chrono::steady_clock::now() - begin;
+      const auto ns =
+          static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count());
+      (is_launch_callback(cbid) ? self->counters_->launch_callback : self->counters_->copy_callback)
+          .record(ns);
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == kContextDestroying) {
       const auto& data = *static_cast<const CUpti_ResourceData*>(cbdata);
       self->sink_->on_context_destroying(id_of(data.context));
@@ -778,7 +782,8 @@ TracerStats CuptiTracer::stats() const noexcept {
   s.managed_lookups = get(c.managed_lookups);
   if (options_.layouts != nullptr) s.layouts = options_.layouts->stats();
   s.callback_exceptions = get(c.callback_exceptions);
-  s.callback_ns = get(c.callback_ns);
+  s.launch_callback = c.launch_callback.summary();
+  s.copy_callback = c.copy_callback.summary();
   s.copies = get(c.copies);
   s.copies_with_managed_operands = get(c.copies_with_managed_operands);
   s.records = decoder_.counts();

@@ -39,6 +39,7 @@ expect 0 'residency' "$deepum" trace --help
 for verb in check summary convert residency; do
   expect 0 "Usage: deepum trace $verb" "$deepum" trace "$verb" --help
 done
+expect 0 'Usage: deepum report' "$deepum" report --help
 expect 0 '^deepum [0-9]+\.[0-9]+\.[0-9]+$' "$deepum" --version
 expect 2 'Usage: deepum' "$deepum"
 
@@ -52,6 +53,8 @@ expect 2 'no command given' "$deepum" run
 expect 2 'no command given' "$deepum" run --
 expect 2 '--timeline: Value 0 not in range' "$deepum" trace residency x.dtrace 1GiB --timeline 0
 expect 2 'PREFIX is required' "$deepum" trace check
+expect 2 'RUN is required' "$deepum" report
+expect 2 'no such directory, trace or statistics file' "$deepum" report /nonexistent/run
 
 # The library: a wrong DEEPUM_LIBRARY, or none found next to the program, stops the run.
 expect 2 'DEEPUM_LIBRARY=/nonexistent/libdeepum.so: no such file' \

@@ -12,6 +12,7 @@
 #include "deepum/core/allocation_budget.hpp"
 #include "deepum/core/deferred_free_queue.hpp"
 #include "deepum/core/entry_point_table.hpp"
+#include "deepum/core/exit_report.hpp"
 #include "deepum/core/managed_registry.hpp"
 #include "deepum/core/pytorch_alloc_conf.hpp"
 #include "deepum/core/statistics.hpp"
@@ -170,15 +171,19 @@ TEST_CASE("statistics render as a summary and as JSON") {
   stats.count_allocated(InterceptedApi::cuda_malloc, 3ull << 30);
   stats.count_refused(InterceptedApi::cuda_malloc);
   stats.count_entry_point_via_dlsym();
-  StatisticsSnapshot snap = stats.snapshot();
-  snap.alloc_limit_bytes = 8ull << 30;
-  snap.peak_managed_bytes = 3ull << 30;
-  const std::string summary = render_summary(snap, "pid 1, test");
-  CHECK(summary.find("cudaMalloc") != std::string::npos);
-  CHECK(summary.find("3.00 GiB") != std::string::npos);
+  ExitReport report;
+  report.process = "pid 1, test";
+  report.config_origin = "defaults";
+  report.allocations = stats.snapshot();
+  report.allocations.alloc_limit_bytes = 8ull << 30;
+  report.allocations.peak_managed_bytes = 3ull << 30;
+  const std::string summary = render_summary(report);
+  CHECK(summary.find("cudaMalloc 2 (1 refused, 0 failed)") != std::string::npos);
+  CHECK(summary.find("peak 3.00 GiB") != std::string::npos);
   CHECK(summary.find("allocation 8.00 GiB") != std::string::npos);
   CHECK(summary.find("cuMemAlloc ") == std::string::npos);  // APIs never called are left out
-  const auto json = nlohmann::json::parse(render_json(snap, "pid 1", "defaults"));
+  const auto json = nlohmann::json::parse(render_json(report));
+  CHECK(json["schema_version"] == kStatsSchemaVersion);
   CHECK(json["calls"]["cudaMalloc"]["calls"] == 2);
   CHECK(json["calls"]["cudaMalloc"]["refused"] == 1);
   CHECK(json["managed_allocations"] == 1);

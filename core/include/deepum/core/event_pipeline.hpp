@@ -20,6 +20,7 @@
 #include "deepum/core/event_recorder.hpp"
 #include "deepum/core/events.hpp"
 #include "deepum/core/fault_attribution.hpp"
+#include "deepum/core/gpu_time.hpp"
 #include "deepum/core/hint_executor.hpp"
 #include "deepum/core/hint_policy.hpp"
 #include "deepum/core/launch_queue.hpp"
@@ -92,6 +93,7 @@ struct PipelineStats {
   std::uint64_t peak_resident_blocks = 0;  // blocks holding any GPU bytes, at most
   std::uint64_t peak_measured_used_bytes = 0;
   AttributionStats attribution;
+  GpuTime gpu_time;  // from kernel, copy and memset records (none while they are paused)
   PrefetchStats prefetch;
   bool prefetching = false;  // a HintPolicy plans ahead
   // How long after a fault (a kernel) ended its record reached the worker: CUPTI's buffering, the
@@ -211,6 +213,7 @@ class EventPipeline {
 
   // Worker-only state.
   FaultAttributor attributor_;
+  GpuTimeAccount gpu_time_;
   ResidencyMap residency_;
   // Blocks named by launches the GPU has not finished: evicting them would fault them straight back.
   std::unordered_map<std::uint64_t, std::vector<BlockId>> in_flight_launches_;  // by correlation id

@@ -4,14 +4,17 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "deepum/config/config.hpp"
 #include "deepum/core/allocation_service.hpp"
 #include "deepum/core/event_pipeline.hpp"
+#include "deepum/core/exit_report.hpp"
 #include "deepum/core/log.hpp"
 #include "deepum/core/managed_registry.hpp"
 #include "deepum/core/statistics.hpp"
@@ -60,8 +63,11 @@ class Session {
   EventPipeline* pipeline() { return pipeline_.load(std::memory_order_acquire); }
   void attach_pipeline(std::unique_ptr<EventPipeline> pipeline);
   void set_tracing_status(std::string status);
-  void append_tracing_status(const std::string& more);
+  // The tracer's and the engine's counters, handed over once they have stopped (at exit).
+  void set_runtime_counters(RuntimeCounters counters);
 
+  // Every figure of the run so far.
+  ExitReport exit_report();
   // The exit summary to the log, and the JSON statistics file when configured.
   void write_exit_report();
   // Called in the child after fork(): the parent's ranges and counters are not the child's.
@@ -77,8 +83,10 @@ class Session {
   AllocationService allocations_;
   std::atomic<bool> used_{false};
   std::atomic<EventPipeline*> pipeline_{nullptr};  // owned; never destroyed, like the session
-  std::mutex tracing_status_mutex_;
+  std::mutex tracing_status_mutex_;                // guards the two below
   std::string tracing_status_;
+  std::optional<RuntimeCounters> runtime_counters_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::atomic<std::uint64_t> notices_given_{0};
 };
 

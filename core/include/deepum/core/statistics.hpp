@@ -1,5 +1,5 @@
 // Statistics: what deepum intercepted and allocated, counted with relaxed atomics on the hot path
-// and rendered at exit as a one-screen summary and as JSON.
+// and rendered at exit by core/exit_report.hpp.
 #pragma once
 
 #include <array>
@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "deepum/core/event_pipeline.hpp"
 #include "deepum/core/intercepted_api.hpp"
 
 namespace deepum::core {
@@ -33,6 +32,7 @@ struct StatisticsSnapshot {
   std::uint64_t entry_points_via_get_proc_address = 0;
   std::uint64_t alloc_limit_bytes = 0;
   std::uint64_t resident_limit_bytes = 0;
+  std::uint64_t device_total_bytes = 0;  // the first device's memory (0: not known yet)
   // Where the program allocated on more than one device: each one's limit and peak.
   struct Device {
     int device = 0;
@@ -71,14 +71,4 @@ class Statistics {
 
 // Human-readable sizes: "1.50 GiB", "512.00 MiB", "123 B".
 std::string format_bytes(std::uint64_t bytes);
-// The one-screen exit summary. `header` names the process and the config origin.
-std::string render_summary(const StatisticsSnapshot& stats, const std::string& header);
-// The tracing part of the summary: launches, faults and their attribution, migrations, evictions,
-// residency. `status` says what the tracer could do.
-std::string render_tracing_summary(const PipelineStats& tracing, const std::string& status);
-// The same figures as a JSON document; `tracing` may be null.
-std::string render_json(const StatisticsSnapshot& stats, const std::string& process,
-                        const std::string& config_origin, const PipelineStats* tracing = nullptr,
-                        const std::string& tracing_status = {});
-
 }  // namespace deepum::core

@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "deepum/core/latency_histogram.hpp"
 #include "deepum/cupti_tracer/activity_decoder.hpp"
 #include "deepum/cupti_tracer/buffer_pool.hpp"
 #include "deepum/cupti_tracer/cupti_library.hpp"
@@ -101,9 +102,6 @@ struct TracerOptions {
   // Stop the tracer (poll thread joined, final forced flush) from an atexit handler registered at
   // the end of start(), so it runs before libcupti's own teardown.
   bool stop_at_exit = true;
-
-  // -- Cost accounting --
-  bool measure_callback_time = false;  // steady_clock around each launch callback
 };
 
 struct StartStatus {
@@ -148,8 +146,9 @@ struct TracerStats {
   std::uint64_t managed_lookups = 0;              // ManagedLookup::contains calls
   FunctionLayoutStats layouts;                    // what FunctionLayouts learned
   std::uint64_t callback_exceptions = 0;          // caught at the CUPTI boundary
-  std::uint64_t callback_ns = 0;                  // only with measure_callback_time
-  std::uint64_t copies = 0;                       // copy and memset calls seen (copy_callbacks)
+  // The program's threads inside the launch and the copy callbacks, each one timed.
+  core::LatencySummary launch_callback, copy_callback;
+  std::uint64_t copies = 0;  // copy and memset calls seen (copy_callbacks)
   std::uint64_t copies_with_managed_operands = 0;
   // Activity
   DecoderCounts records;            // by RecordClass

@@ -1,0 +1,20 @@
+// The tracer's and the engines' counters at exit, copied into the exit report's plain structs
+// (core/exit_report.hpp), which render them as the summary and the stats_file.
+#pragma once
+
+#include "deepum/core/exit_report.hpp"
+#include "deepum/cupti_tracer/cupti_tracer.hpp"
+
+namespace deepum::cuda {
+
+class StreamOrderedEvictor;
+class DeadMemoryDiscarder;
+class ProgressMarkers;
+
+// Any of the engines may be null (not running).
+core::RuntimeCounters collect_runtime_counters(const cupti_tracer::TracerStats& tracer,
+                                               StreamOrderedEvictor* evictor,
+                                               const DeadMemoryDiscarder* discarder,
+                                               const ProgressMarkers* markers);
+
+}  // namespace deepum::cuda
