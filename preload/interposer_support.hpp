@@ -5,6 +5,7 @@
 #include <string>
 
 #include "deepum/core/session.hpp"
+#include "framework_memory.hpp"
 
 namespace deepum::preload {
 
@@ -42,6 +43,7 @@ bool ensure_limits_resolved(core::Session& session, int device, QueryTotal&& que
         "(device has {})",
         device, core::format_bytes(allocations.alloc_limit_bytes(device)),
         core::format_bytes(allocations.resident_limit_bytes(device)), core::format_bytes(total));
+    say_framework_notices(session);
   }
   return true;
 }

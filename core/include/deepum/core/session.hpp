@@ -25,6 +25,9 @@ enum class OnceNotice : std::size_t {
   physical_allocation,
   placement_failed,
   context_reset,
+  framework_settings,
+  large_physical_allocation,
+  xla_steered,
   count
 };
 
