@@ -25,7 +25,7 @@ export XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_gpu_autotune_level=0 --xla_gpu_
 XLA_PYTHON_CLIENT_PREALLOCATE=false "$python" "$@" >"$work/native.log" 2>&1 || { cat "$work/native.log"; exit 1; }
 footprint=$(sed -n 's/^footprint_bytes \([0-9]*\)$/\1/p' "$work/native.log")
 free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits -i 0 | head -n 1)
-alloc_limit=$((free_mib / 2 * 1048576))
+alloc_limit=$((free_mib * 1048576 / 2))
 echo "native footprint $footprint bytes: resident limit $((footprint / 2)) bytes, allocation limit $alloc_limit bytes"
 if ((footprint == 0 || alloc_limit < 2 * footprint)); then
   echo "FAIL: no footprint measured, or half the GPU's free memory ($alloc_limit bytes) is under twice it"
