@@ -60,11 +60,14 @@ void say_framework_notices(core::Session& session) {
 }
 
 void note_program_managed_allocation(core::Session& session) {
+  if (!session.first_time(core::OnceNotice::program_managed_memory)) return;
+  // A process started by one deepum steered has the variables already, from its parent.
   const core::XlaSteering& xla = xla_steering();
-  if (xla.changes.empty() || !session.first_time(core::OnceNotice::xla_steered)) return;
   core::logger().info(
-      "cuMemAllocManaged: the program's unified memory is deepum's (XLA's BFC allocator, set at load: {})",
-      core::describe_changes(xla.changes));
+      "cuMemAllocManaged: the program's unified memory is deepum's, under its limits{}",
+      xla.changes.empty()
+          ? std::string()
+          : " (XLA's BFC allocator, set at load: " + core::describe_changes(xla.changes) + ")");
 }
 
 void note_physical_allocation(core::Session& session, std::uint64_t bytes) {

@@ -17,8 +17,8 @@ void steer_xla_allocator_at_load();
 // user's setting, by name), or what the user's preallocation will cost.
 void say_framework_notices(core::Session& session);
 
-// After cuMemAllocManaged memory became deepum's: says once that XLA's memory is managed, where
-// deepum steered XLA at load.
+// After cuMemAllocManaged memory became deepum's: says once that the program's unified memory
+// (XLA's pool, where deepum steered XLA at load) is managed.
 void note_program_managed_allocation(core::Session& session);
 
 // Before a cuMemCreate passes through: says once that its memory stays physical, and warns once,

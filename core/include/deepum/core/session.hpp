@@ -27,7 +27,7 @@ enum class OnceNotice : std::size_t {
   context_reset,
   framework_settings,
   large_physical_allocation,
-  xla_steered,
+  program_managed_memory,
   count
 };
 
