@@ -13,6 +13,7 @@
 #include "deepum/cuda/tracing_session.hpp"
 #include "driver_calls.hpp"
 #include "driver_entry_points.hpp"
+#include "framework_memory.hpp"
 #include "hook_scope.hpp"
 #include "interposer_support.hpp"
 
@@ -126,6 +127,7 @@ RealFunction<decltype(&::cuMemFreeAsync)> real_mem_free_async_ptsz{"cuMemFreeAsy
 RealFunction<decltype(&::cuMemGetInfo_v2)> real_mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
 RealFunction<decltype(&::cuIpcGetMemHandle)> real_ipc_get_mem_handle{"cuIpcGetMemHandle", Library::libcuda};
 RealFunction<decltype(&::cuMemCreate)> real_mem_create{"cuMemCreate", Library::libcuda};
+RealFunction<decltype(&::cuMemAllocManaged)> real_mem_alloc_managed{"cuMemAllocManaged", Library::libcuda};
 RealFunction<decltype(&::cuGetProcAddress_v2)> real_get_proc_address_v2{"cuGetProcAddress_v2",
                                                                         Library::libcuda};
 using GetProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
@@ -301,13 +303,23 @@ DEEPUM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t 
   deepum::core::Session* session = scope.outermost() ? managing_session() : nullptr;
   if (session != nullptr) {
     session->stats().count_call(InterceptedApi::cu_mem_create);
-    if (session->first_time(deepum::core::OnceNotice::physical_allocation)) {
-      deepum::core::logger().info(
-          "cuMemCreate: physical GPU memory (NCCL buffers, or PyTorch expandable segments) is left as it is "
-          "and is not oversubscribed");
-    }
+    note_physical_allocation(*session, size);
   }
   return real_mem_create.get()(handle, size, prop, flags);
+}
+
+// The program's own unified memory (XLA's, steered at load; cudaMallocManaged's) is deepum's too,
+// under its limits. Host-attached memory is left as the program asked for it.
+DEEPUM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
+  const auto pass_through = [&] { return real_mem_alloc_managed.get()(dptr, bytesize, flags); };
+  if (flags != CU_MEM_ATTACH_GLOBAL) return pass_through();
+  const CUresult result = allocate(InterceptedApi::cu_mem_alloc_managed, dptr, bytesize, pass_through);
+  deepum::core::Session* session = deepum::core::Session::if_created();
+  if (result == CUDA_SUCCESS && session != nullptr && session->active() &&
+      session->registry().find_containing(static_cast<std::uintptr_t>(*dptr))) {
+    note_program_managed_allocation(*session);
+  }
+  return result;
 }
 
 DEEPUM_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cuda_version, cuuint64_t flags,
@@ -365,6 +377,9 @@ const DriverEntryPoint kDriverEntryPoints[] = {
     {{"cuMemCreate", "cuMemCreate", 10020, kNoMaxVersion, StreamVariant::not_applicable},
      reinterpret_cast<void*>(&cuMemCreate),
      [](void* fn) { real_mem_create.set(fn); }},
+    {{"cuMemAllocManaged", "cuMemAllocManaged", 6000, kNoMaxVersion, StreamVariant::not_applicable},
+     reinterpret_cast<void*>(&cuMemAllocManaged),
+     [](void* fn) { real_mem_alloc_managed.set(fn); }},
     {{"cuGetProcAddress_v2", "cuGetProcAddress", 12000, kNoMaxVersion, StreamVariant::not_applicable},
      reinterpret_cast<void*>(&cuGetProcAddress_v2),
      [](void* fn) { real_get_proc_address_v2.set(fn); }},

@@ -7,6 +7,7 @@
 #include "deepum/config/limits.hpp"
 #include "deepum/config/validate.hpp"
 #include "deepum/core/session.hpp"
+#include "framework_memory.hpp"
 
 namespace deepum::preload {
 
@@ -51,6 +52,7 @@ bool ensure_limits_resolved(core::Session& session, int device, QueryMemory&& qu
         core::format_bytes(memory.total_bytes), core::format_bytes(memory.free_bytes));
     for (const std::string& note : config::limit_notes(session.config_load(), limits, device))
       core::logger().warn("{}", note);
+    say_framework_notices(session);
   }
   return true;
 }

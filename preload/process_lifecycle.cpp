@@ -1,5 +1,6 @@
-// Process-level hooks: at load, switch off PyTorch's expandable segments before PyTorch reads its
-// settings; at exit, the summary; around fork, the locks and the child's fresh state.
+// Process-level hooks: at load, switch off PyTorch's expandable segments and steer XLA's allocator
+// to unified memory before either framework reads its settings; at exit, the summary; around fork,
+// the locks and the child's fresh state.
 #include <pthread.h>
 
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include "deepum/core/session.hpp"
 #include "deepum/cuda/tracing_session.hpp"
 #include "driver_calls.hpp"
+#include "framework_memory.hpp"
 
 namespace deepum::preload {
 namespace {
@@ -60,6 +62,7 @@ void after_fork_in_child() {
 
 __attribute__((constructor)) void on_library_load() {
   switch_off_expandable_segments();
+  steer_xla_allocator_at_load();
   std::atexit(write_exit_report);
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
   cuda::set_memory_reset_hook(&driver::forget_context_memory);

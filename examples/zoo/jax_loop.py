@@ -5,6 +5,9 @@ Prints `step N loss X time_ms Y` and `footprint_bytes N` (the device's peak byte
 XLA's allocator reports it).
 
     XLA_PYTHON_CLIENT_PREALLOCATE=false python3 jax_loop.py --steps 6
+
+Under deepum, XLA's allocator variables may be left unset: deepum sets TF_FORCE_UNIFIED_MEMORY=1 and
+XLA_PYTHON_CLIENT_PREALLOCATE=false at load, so XLA's pool is deepum's managed memory.
 """
 
 from __future__ import annotations

@@ -24,16 +24,17 @@ enum class InterceptedApi : std::size_t {
   cu_ipc_get_mem_handle,
   cu_mem_create,
   cu_get_proc_address,
+  cu_mem_alloc_managed,
   count
 };
 
 inline constexpr std::size_t kInterceptedApiCount = static_cast<std::size_t>(InterceptedApi::count);
 
 inline constexpr std::array<std::string_view, kInterceptedApiCount> kInterceptedApiNames = {
-    "cudaMalloc",      "cudaMallocAsync",   "cudaMallocPitch",     "cudaFree",
-    "cudaFreeAsync",   "cudaMemGetInfo",    "cudaIpcGetMemHandle", "cuMemAlloc",
-    "cuMemAllocAsync", "cuMemAllocPitch",   "cuMemFree",           "cuMemFreeAsync",
-    "cuMemGetInfo",    "cuIpcGetMemHandle", "cuMemCreate",         "cuGetProcAddress"};
+    "cudaMalloc",       "cudaMallocAsync",     "cudaMallocPitch", "cudaFree",          "cudaFreeAsync",
+    "cudaMemGetInfo",   "cudaIpcGetMemHandle", "cuMemAlloc",      "cuMemAllocAsync",   "cuMemAllocPitch",
+    "cuMemFree",        "cuMemFreeAsync",      "cuMemGetInfo",    "cuIpcGetMemHandle", "cuMemCreate",
+    "cuGetProcAddress", "cuMemAllocManaged"};
 
 constexpr std::string_view api_name(InterceptedApi api) {
   return kInterceptedApiNames[static_cast<std::size_t>(api)];

@@ -28,6 +28,9 @@ enum class OnceNotice : std::size_t {
   physical_allocation,
   placement_failed,
   context_reset,
+  framework_settings,
+  large_physical_allocation,
+  program_managed_memory,
   count
 };
 
