@@ -48,6 +48,11 @@ SLOWDOWN_LIMIT = 10.0  # a step may take this many times its native time
 MIN_ALLOWANCE_S = 5.0  # ... but never less than this (startup, tiny steps)
 
 
+# XLA autotunes by timing, so its kernels (and the last bits of a loss) can differ between two runs;
+# the zoo compares losses bit for bit, so the JAX loop runs with autotuning off and deterministic ops.
+WORKLOAD_ENV = {"jax": {"XLA_FLAGS": "--xla_gpu_autotune_level=0 --xla_gpu_deterministic_ops=true"}}
+
+
 def workloads(sweep: str) -> dict[str, list[str]]:
     hf = str(ROOT / "examples/zoo/train_hf.py")
     return {
@@ -151,13 +156,14 @@ def zoo(args: argparse.Namespace) -> list[dict]:
         if args.only and name not in args.only:
             continue
         t0 = time.monotonic()
-        native = Run(cmd, base, None, logs / f"{name}-native.log").go()
+        env = dict(base, **WORKLOAD_ENV.get(name, {}))
+        native = Run(cmd, env, None, logs / f"{name}-native.log").go()
         gaps = native.gaps(time.monotonic() - t0)
         rows.append(row(name, "native", native, native, gbps))
         if native.exit_code != 0 or not native.steps:
             print(f"{name}: native run failed (exit {native.exit_code}); skipping its deepum runs", flush=True)
             continue
-        deepum = dict(base, LD_PRELOAD=args.lib, DEEPUM_ALLOC_LIMIT=alloc_limit)
+        deepum = dict(env, LD_PRELOAD=args.lib, DEEPUM_ALLOC_LIMIT=alloc_limit)
         runs = {"default": deepum}
         if native.footprint:
             runs["fastest 2x"] = dict(deepum, DEEPUM_RESIDENT_LIMIT=f"{native.footprint // 2}B", **FASTEST)
