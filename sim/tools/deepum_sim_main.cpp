@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "deepum/sim/engine.hpp"
 #include "deepum/sim/generator.hpp"
 #include "deepum/sim/machine_model.hpp"
+#include "deepum/sim/plan.hpp"
 #include "deepum/sim/policies.hpp"
 #include "deepum/sim/report.hpp"
 #include "deepum/sim/workload.hpp"
@@ -57,6 +59,13 @@ constexpr const char* kUsage =
     "      --hbm-gb-per-s G            device-memory bandwidth for memory-bound kernels (default 3000)\n"
     "      --min-kernel-us U           shortest kernel (default 4)\n"
     "      --fault-iterations N        leading iterations that fault on every block they touch (default 1)\n"
+    "  deepum-sim plan TRACE.dtrace [options]      step time at each amount of GPU memory\n"
+    "      --machine FILE.json         as for replay\n"
+    "      --iterations N, --warmup W  as for replay (default: found; 1 warm-up where there are 2+)\n"
+    "      --memory LIST               GPU memory to try, comma-separated sizes such as 4GiB,6GiB\n"
+    "                                  (default: the footprint times 0.25, 0.33, 0.4, 0.5 ... 1)\n"
+    "      --within X                  the slowdown allowed for the smallest memory (default 1.5)\n"
+    "      --json                      JSON instead of a table\n"
     "  deepum-sim machine [--machine FILE.json]    the effective machine model, as JSON\n"
     "  deepum-sim --version\n"
     "\n"
@@ -381,6 +390,136 @@ int machine(Args& args) {
 
 }  // namespace
 
+// The sizes of a comma-separated list, or nullopt with `problem` set.
+std::optional<std::vector<std::uint64_t>> parse_sizes(std::string_view list, std::string& problem) {
+  std::vector<std::uint64_t> sizes;
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    std::string why;
+    const auto size = deepum::config::parse_size(item, &why);
+    if (!size || size->is_percent() || size->bytes() == 0) {
+      problem = "--memory " + std::string(item) + ": " + (size ? "expected a size such as 8GiB" : why);
+      return std::nullopt;
+    }
+    sizes.push_back(size->bytes());
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  if (sizes.empty()) problem = "--memory expects sizes such as 4GiB,8GiB";
+  return sizes.empty() ? std::nullopt : std::optional(sizes);
+}
+
+std::string gib_text(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / static_cast<double>(1ULL << 30));
+  return text;
+}
+
+std::string plan_text(const std::string& trace, const PlanOptions& options, const MemoryPlan& plan) {
+  std::string out = "deepum-sim plan: " + trace + ", " + std::to_string(options.iterations - options.warmup) +
+                    " measured iterations, footprint " + gib_text(plan.footprint_bytes) + "\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "%14s %10s %9s\n", "GPU memory", "step ms", "x full");
+  out += line;
+  for (const PlanPoint& point : plan.points) {
+    if (!point.step_ms) {
+      out += "    " + gib_text(point.memory_bytes) + "  cannot run: " + point.why + "\n";
+      continue;
+    }
+    std::snprintf(line, sizeof line, "%14s %10.1f %9.2f\n", gib_text(point.memory_bytes).c_str(),
+                  *point.step_ms, *point.step_ms / plan.full_step_ms);
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "%.2fx", options.within);
+  out += plan.smallest_within ? "Smallest GPU memory within " + std::string(line) +
+                                    " the step with all of it: " + gib_text(*plan.smallest_within) + "\n"
+                              : "No memory tried keeps the step within " + std::string(line) + "\n";
+  return out;
+}
+
+std::string plan_json(const std::string& trace, const PlanOptions& options, const MemoryPlan& plan) {
+  nlohmann::json doc = {{"trace", trace},
+                        {"measured_iterations", options.iterations - options.warmup},
+                        {"footprint_bytes", plan.footprint_bytes},
+                        {"full_step_ms", plan.full_step_ms},
+                        {"within", options.within},
+                        {"smallest_within_bytes", plan.smallest_within ? nlohmann::json(*plan.smallest_within)
+                                                                       : nlohmann::json(nullptr)}};
+  for (const PlanPoint& point : plan.points) {
+    doc["points"].push_back(
+        {{"memory_bytes", point.memory_bytes},
+         {"step_ms", point.step_ms ? nlohmann::json(*point.step_ms) : nlohmann::json(nullptr)},
+         {"cannot_run", point.why}});
+  }
+  return doc.dump(2) + "\n";
+}
+
+int plan(Args& args) {
+  std::string trace, machine_path;
+  std::optional<std::uint32_t> iterations, warmup;
+  PlanOptions options;
+  bool json = false;
+  while (!args.done()) {
+    const std::string_view arg = args.take();
+    const auto need = [&]() -> std::optional<std::string_view> {
+      auto v = args.value();
+      if (!v) usage(std::string(arg) + " needs a value");
+      return v;
+    };
+    if (arg == "--machine") {
+      auto v = need();
+      if (!v) return kExitUsage;
+      machine_path = std::string(*v);
+    } else if (arg == "--iterations" || arg == "--warmup") {
+      auto v = need();
+      if (!v) return kExitUsage;
+      const auto n = parse_number<std::uint32_t>(*v);
+      if (!n || (arg == "--iterations" && *n == 0))
+        return usage(std::string(arg) + " expects a whole number, got " + std::string(*v));
+      (arg == "--iterations" ? iterations : warmup) = *n;
+    } else if (arg == "--memory") {
+      auto v = need();
+      if (!v) return kExitUsage;
+      std::string problem;
+      auto sizes = parse_sizes(*v, problem);
+      if (!sizes) return usage(problem);
+      options.memory_bytes = std::move(*sizes);
+    } else if (arg == "--within") {
+      auto v = need();
+      if (!v) return kExitUsage;
+      const auto x = parse_number<double>(*v);
+      if (!x || !(*x >= 1.0) || *x > 1000.0)
+        return usage("--within expects a factor of 1 or more, got " + std::string(*v));
+      options.within = *x;
+    } else if (arg == "--json") {
+      json = true;
+    } else if (!arg.starts_with("-") && trace.empty()) {
+      trace = std::string(arg);
+    } else {
+      return usage("unexpected argument '" + std::string(arg) + "'");
+    }
+  }
+  if (trace.empty()) return usage("plan needs a trace file");
+  std::string problem;
+  std::optional<MachineModel> machine = machine_from(machine_path, problem);
+  if (!machine) return bad_input(problem);
+  WorkloadLoad load = load_workload(trace, WorkloadOptions{});
+  if (!load.ok()) return bad_input(load.error);
+  if (load.workload.kernels.empty())
+    return bad_input(trace + ": the trace holds no kernel executions to replay");
+  options.iterations = iterations.value_or(load.workload.iterations);
+  options.warmup = warmup.value_or(options.iterations > 1 ? 1 : 0);
+  MemoryPlan result;
+  try {
+    result = plan_memory(load.workload, *machine, options);
+  } catch (const std::invalid_argument& e) {
+    return bad_input(trace + ": " + e.what());
+  }
+  const std::string out = json ? plan_json(trace, options, result) : plan_text(trace, options, result);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return usage("no command given");
   for (int i = 1; i < argc; ++i) {  // --help anywhere, "deepum-sim replay --help" too
@@ -398,6 +537,7 @@ int main(int argc, char** argv) {
     if (command == "replay") return replay(args);
     if (command == "generate") return generate(args, command_line);
     if (command == "machine") return machine(args);
+    if (command == "plan") return plan(args);
     if (command == "help") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -11,6 +11,7 @@
 
 #include "deepum/sim/engine.hpp"
 #include "deepum/sim/ordered_policy.hpp"
+#include "deepum/sim/plan.hpp"
 #include "deepum/sim/policies.hpp"
 #include "deepum/sim/workload.hpp"
 
@@ -151,4 +152,35 @@ TEST_CASE("the ordered policies refuse a trace without launch operands") {
   std::unique_ptr<Policy> policy = make_policy("deepum-swap", 16 * kMiB);
   CHECK_THROWS_WITH_AS(simulate(w, MachineModel::h200(), *policy), doctest::Contains("trace format 1.4"),
                        std::invalid_argument);
+}
+
+TEST_CASE("plan: the step at each amount of GPU memory, through the library's engine") {
+  const Workload w = training_loop(6, true).finish();  // three 8 MiB tensors a step
+  PlanOptions options;
+  options.iterations = 6;
+  options.warmup = 1;
+  options.memory_bytes = {24 * kMiB, 4 * kMiB, 16 * kMiB};
+  options.within = 1.5;
+  const MemoryPlan plan = plan_memory(w, MachineModel::h200(), options);
+  CHECK(plan.footprint_bytes == 24 * kMiB);
+  REQUIRE(plan.points.size() == 3);
+  // Ascending; a kernel naming 8 MiB cannot run in 4, and says why.
+  CHECK(plan.points[0].memory_bytes == 4 * kMiB);
+  CHECK_FALSE(plan.points[0].step_ms.has_value());
+  CHECK(plan.points[0].why.find("kernel") != std::string::npos);
+  // Two of the three tensors on the GPU: one moves each way every kernel, the step grows.
+  REQUIRE(plan.points[1].step_ms.has_value());
+  CHECK(*plan.points[1].step_ms > plan.full_step_ms);
+  // All of it: the step with nothing moving, which a step's compute bounds from below.
+  REQUIRE(plan.points[2].step_ms.has_value());
+  CHECK(*plan.points[2].step_ms == plan.full_step_ms);
+  CHECK(plan.full_step_ms * 1e6 >= static_cast<double>(3 * kKernelNs));
+  // The answer: the least memory within the factor.
+  const double slowdown = *plan.points[1].step_ms / plan.full_step_ms;
+  CHECK(plan.smallest_within == (slowdown <= 1.5 ? 16 * kMiB : 24 * kMiB));
+  options.within = slowdown + 0.01;
+  CHECK(plan_memory(w, MachineModel::h200(), options).smallest_within == 16 * kMiB);
+  // A warm-up that leaves nothing to measure is refused.
+  options.warmup = 6;
+  CHECK_THROWS_AS(plan_memory(w, MachineModel::h200(), options), std::invalid_argument);
 }
