@@ -562,7 +562,8 @@ void LaunchOrderedResidency::plan_ahead(LaunchEviction& decision, std::uint64_t 
           blocks.emplace_back(&it->second, index);
       }
       const std::uint64_t needed = blocks.size() * kBlockBytes;
-      if (needed > budget) break;  // a later decision goes on from here
+      // Later, from here: past the budget, or once evictions have made room.
+      if (needed > budget || resident_bytes_ + needed > limit_) break;
       // Into free room, else into the room of evictions running alongside the program: the copies
       // back wait for them (they finish in order), and no launch has to.
       while (needed > free_room() && !pending_.empty()) {
@@ -570,7 +571,6 @@ void LaunchOrderedResidency::plan_ahead(LaunchEviction& decision, std::uint64_t 
         pending_bytes_ -= pending_.front().bytes;
         pending_.pop_front();
       }
-      if (needed > free_room()) break;  // once evictions have made room
       for (auto [range, index] : blocks) {
         Block& block = range->blocks[index];
         append_merged(decision.restore_ahead, last, range, part(*range, index));
