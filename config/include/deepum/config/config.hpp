@@ -61,8 +61,8 @@ std::optional<SizeSpec> parse_size(std::string_view text, std::string* why = nul
 
 // The correlation prefetcher (DeepUM's tables and planner); see prefetch/prefetch_options.hpp.
 struct PrefetchConfig {
-  // Deprecated (the key prefetch.enabled). Off: on GPT-2 at 2x it was 0.46-0.85x of reactive
-  // eviction's speed in every call of 2026-11-22 (docs/benchmarks.md).
+  // Deprecated (the key prefetch.enabled). Off: on GPT-2 at 2x it ran at 0.46-0.85x of reactive
+  // eviction's speed in every measured call (docs/benchmarks.md).
   bool enabled = false;
   // Kernels planned ahead (the starting value when adaptive). DeepUM's 32 is too short here: the
   // host runs far ahead of an oversubscribed GPU, and the longest measured (512) was the fastest.
