@@ -651,21 +651,6 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   return true;
 }
 
-CUmemLocation StreamOrderedEvictor::gpu_location() const {
-  CUmemLocation gpu{};
-  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  gpu.id = device_;
-  return gpu;
-}
-
-CUresult StreamOrderedEvictor::wait_for_room(CUstream on, std::array<EvictionRef, 2> room) {
-  CUresult r = CUDA_SUCCESS;
-  for (EvictionRef eviction : room) {
-    if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(on, eviction);
-  }
-  return r;
-}
-
 void StreamOrderedEvictor::issue_restore_ahead(core::LaunchEviction& decision, std::uint64_t host_time,
                                                std::array<EvictionRef, 2> room, HostWork& work) {
   CUevent placed = take_event_or_count_busy();
@@ -674,10 +659,15 @@ void StreamOrderedEvictor::issue_restore_ahead(core::LaunchEviction& decision, s
     return;
   }
   EnqueueTimer timer(*this, Move::placement);
-  const CUmemLocation gpu = gpu_location();
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device_;
   // Not after the program's work so far: no operation enqueued can use a swapped block (one naming
   // it had it restored first); only the room and the block's own copy out must be done.
-  CUresult r = wait_for_room(discard_stream_, room);
+  CUresult r = CUDA_SUCCESS;
+  for (EvictionRef eviction : room) {
+    if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(discard_stream_, eviction);
+  }
   if (const EvictionRef before = eviction_up_to(decision.ahead_after_eviction); before && r == CUDA_SUCCESS)
     r = wait_in_own_stream(discard_stream_, before);
   if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.restore_ahead, gpu, discard_stream_);
@@ -792,13 +782,17 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
     return;
   }
   EnqueueTimer timer(*this, Move::placement);
-  const CUmemLocation gpu = gpu_location();
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device_;
   // After the launch stream's work so far: PyTorch hands a block freed on a stream out again on
   // that stream at once, so its earlier users there may not have run yet, and dropping contents
   // under a running kernel is undefined.
   CUresult r = event_record.get()(program_done_, stream);
   if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
-  if (r == CUDA_SUCCESS) r = wait_for_room(discard_stream_, room);
+  for (EvictionRef eviction : room) {
+    if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(discard_stream_, eviction);
+  }
   // The eviction that moved a placed block out may still run (waited for by a launch in another
   // stream, or by none yet): dropping pages under it is undefined.
   for (const InFlight& move : in_flight_) {
@@ -861,9 +855,14 @@ bool StreamOrderedEvictor::issue_prefetch(CUstream stream, core::LaunchEviction&
   CUevent arrived = take_event_or_count_busy();
   if (arrived == nullptr) return false;
   EnqueueTimer timer(*this, Move::prefetch);
-  const CUmemLocation gpu = gpu_location();
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device_;
+  CUresult r = CUDA_SUCCESS;
   // Into the room the launch waits for; what fits already goes at once, ahead of the GPU.
-  CUresult r = wait_for_room(fetch_stream_, room);
+  for (EvictionRef eviction : room) {
+    if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(fetch_stream_, eviction);
+  }
   if (dropped != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(fetch_stream_, dropped, 0);
   std::size_t issued = 0;
   for (const core::AddressRange& range : decision.fetch) {

@@ -287,10 +287,6 @@ class StreamOrderedEvictor {
   // (the launch faults those blocks in).
   void issue_placement(CUstream stream, core::LaunchEviction& decision, std::uint64_t host_time,
                        std::array<EvictionRef, 2> room, std::uint8_t waited_eviction, HostWork& work);
-  // The device's memory, as a move's destination.
-  CUmemLocation gpu_location() const;
-  // Makes `on` wait for the evictions in `room` still in flight.
-  CUresult wait_for_room(CUstream on, std::array<EvictionRef, 2> room);
   // Enqueues decision.restore_ahead (placed, then copied back from the store) on the discard stream
   // after the evictions in `room` and those up to ahead_after_eviction; nothing of the program's
   // waits for it but the operations naming those blocks (after_placement). A failure leaves the
