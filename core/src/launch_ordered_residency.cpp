@@ -180,8 +180,7 @@ std::vector<AddressRange> LaunchOrderedResidency::stop_swapping() {
 
 std::uint64_t LaunchOrderedResidency::predicted_next_use(const Block& block, std::uint64_t now) const {
   // Only where the loop repeats its very addresses: by shape alone, the blocks a step names move
-  // (PyTorch's allocator), and predictions from a block's past would pick victims worse than the
-  // least recently named (a replayed GPT-2 step: 25% slower).
+  // (PyTorch's allocator), and a block's past does not tell its future (see upcoming_needs_room).
   const std::uint64_t period = loop_by_address_.period();
   if (period == 0 || block.uses_recorded == 0) return 0;
   const std::size_t kept = std::min<std::size_t>(block.uses_recorded, Block::kUses);
@@ -517,7 +516,7 @@ void LaunchOrderedResidency::remember_named(std::uint64_t now) {
 bool LaunchOrderedResidency::upcoming_needs_room(std::uint64_t now) const {
   // Only where the loop repeats its addresses: by shape alone, the blocks one period ago are not
   // the ones the next operation names (planning on shape loops made GPT-2, BERT-large and a 1B
-  // Llama 4-20% slower at 2x on an H200; only ResNet-152 gained).
+  // Llama 4-25% slower at 2x on an H200; only ResNet-152 gained).
   const std::uint64_t period = loop_by_address_.period();
   if (!options_.swap || !options_.restore_ahead || period < 2 || named_history_.empty()) return true;
   // The next operation not planned for yet, as it was one period ago.

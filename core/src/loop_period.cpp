@@ -44,8 +44,9 @@ void LoopPeriod::observe(std::uint64_t now, std::uint64_t signature) {
     misses_ = repeats_at(now, period_, signature) ? 0 : misses_ + 1;
     if (misses_ > period_) period_ = 0;
   }
-  // A program that never repeats would grow the map without end: forgotten now and then.
-  if (last_seen_.size() > 4 * history_.size()) last_seen_.clear();
+  // A program that never repeats would grow the map without end: forgotten once it holds a
+  // history's worth (a loop is proposed again within a period of the clearing).
+  if (last_seen_.size() > history_.size()) last_seen_.clear();
 }
 
 namespace {

@@ -48,8 +48,8 @@ class LoopPeriod {
 // Operation signatures for LoopPeriod: equal for operations that repeat each other. By address
 // (function and the managed pointers it names), a loop over arrays with one kernel is seen; by
 // shape (function and launch shape), a training step is, although PyTorch's allocator hands its
-// activations out at other addresses each step (on a traced GPT-2 step, half the launches named
-// pointers no other step did).
+// activations out at other addresses each step (in a traced GPT-2 run, about half of a step's
+// distinct launches were not in the step before).
 std::uint64_t launch_address_signature(const KernelLaunch& launch);
 std::uint64_t copy_address_signature(const CopyLaunch& copy);
 std::uint64_t launch_shape_signature(const KernelLaunch& launch);
