@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstring>
 
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_functions.hpp"
@@ -14,10 +15,11 @@ namespace deepum::cuda {
 using namespace driver;
 
 std::string EvictionThread::start() {
-  if (ctx_get_current.get() == nullptr || ctx_set_current.get() == nullptr)
+  if (ctx_get_current.get() == nullptr || ctx_set_current.get() == nullptr || ctx_get_device.get() == nullptr)
     return "the driver lacks cuCtxGetCurrent";
   if (CUresult r = ctx_get_current.get()(&program_context_); r != CUDA_SUCCESS || program_context_ == nullptr)
     return describe("cuCtxGetCurrent", r);
+  if (CUresult r = ctx_get_device.get()(&device_); r != CUDA_SUCCESS) return describe("cuCtxGetDevice", r);
   if (const std::string error = create_own_context(); !error.empty()) {
     core::logger().warn(
         "the eviction thread runs in the program's context ({}): its moves may hold up the "
@@ -39,17 +41,14 @@ std::string EvictionThread::start() {
 }
 
 std::string EvictionThread::create_own_context() {
-  if (ctx_create.get() == nullptr || ctx_get_device.get() == nullptr)
-    return "the driver lacks cuCtxCreate_v4";
-  CUdevice device = 0;
-  if (CUresult r = ctx_get_device.get()(&device); r != CUDA_SUCCESS) return describe("cuCtxGetDevice", r);
+  if (ctx_create.get() == nullptr) return "the driver lacks cuCtxCreate_v4";
   if (CUresult r = stream_create.get()(&relay_, CU_STREAM_NON_BLOCKING); r != CUDA_SUCCESS) {
     relay_ = nullptr;
     return describe("cuStreamCreate", r);
   }
   CUcontext context = nullptr;
   // The new context becomes current in this thread: the program's is made current again below.
-  if (CUresult r = ctx_create.get()(&context, nullptr, 0, device); r != CUDA_SUCCESS)
+  if (CUresult r = ctx_create.get()(&context, nullptr, 0, device_); r != CUDA_SUCCESS)
     return describe("cuCtxCreate", r);
   CUresult r = stream_create.get()(&stream_, CU_STREAM_NON_BLOCKING);
   if (r == CUDA_SUCCESS) r = event_create.get()(&moved_, CU_EVENT_DISABLE_TIMING);
@@ -64,12 +63,11 @@ std::string EvictionThread::create_own_context() {
   return {};
 }
 
-std::uint32_t EvictionThread::hand_over(CUevent ready, CUevent done, std::vector<core::AddressRange> ranges,
-                                        bool waited) {
+std::uint32_t EvictionThread::hand_over(Eviction eviction) {
   std::lock_guard lock(mutex_);
   if (stopping_) return 0;  // the thread ends or has ended: nobody would issue it
   const std::uint32_t number = ++next_number_;
-  handed_.push_back({ready, done, std::move(ranges), number, waited});
+  handed_.push_back({std::move(eviction), number});
   wake_.notify_one();
   return number;
 }
@@ -85,32 +83,63 @@ std::vector<EvictionThread::Failed> EvictionThread::take_failed() {
 }
 
 void EvictionThread::run() {
+  const OwnMovesScope own;  // this thread's copies pass through deepum's callbacks
   const bool bound =
       ctx_set_current.get()(own_context_ != nullptr ? own_context_ : program_context_) == CUDA_SUCCESS;
   std::unique_lock lock(mutex_);
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || !handed_.empty(); });
     if (handed_.empty()) return;  // stopping, and everything handed over is issued
-    Handed eviction = std::move(handed_.front());
+    Handed handed = std::move(handed_.front());
     handed_.pop_front();
     lock.unlock();
-    const bool moved = bound && issue(eviction);
+    const bool moved = bound && issue(handed.eviction);
     lock.lock();
-    if (!moved) failed_.push_back({std::move(eviction.ranges), eviction.waited, eviction.number});
-    issued_.store(eviction.number, std::memory_order_release);
+    if (!moved)
+      failed_.push_back({std::move(handed.eviction.to_host), handed.eviction.waited, handed.number});
+    issued_.store(handed.number, std::memory_order_release);
     issued_wake_.notify_all();
   }
 }
 
-bool EvictionThread::issue(const Handed& eviction) {
+void EvictionThread::swap_out(const Eviction& eviction, CUresult after_ready) {
+  CUresult r = after_ready;
+  if (r == CUDA_SUCCESS) r = copy_blocks(eviction.copies, /*to_store=*/true, device_, stream_);
+  if (r == CUDA_SUCCESS && !eviction.dropped.empty()) {
+    BatchRanges batch(eviction.dropped);
+    r = discard_batch.get() != nullptr ? discard_batch.get()(batch.pointers.data(), batch.sizes.data(),
+                                                             batch.pointers.size(), 0, stream_)
+                                       : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (r == CUDA_SUCCESS) return;
+  // Whatever was enqueued ends first, and the victims' users: then the host reads each block
+  // (managed memory is the host's to read) into its slot. Nothing is dropped: the blocks stay
+  // where they are, and a copy back writes them with the same contents.
+  if (after_ready == CUDA_SUCCESS && stream_synchronize.get() != nullptr) {
+    stream_synchronize.get()(stream_);
+  } else if (event_synchronize.get() != nullptr) {
+    ctx_set_current.get()(program_context_);  // the event is the program context's
+    event_synchronize.get()(eviction.ready);
+    if (own_context_ != nullptr) ctx_set_current.get()(own_context_);
+  }
+  for (const BlockCopy& copy : eviction.copies)
+    std::memcpy(copy.slot, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(copy.block)),
+                copy.bytes);
+  if (failures_.fetch_add(1, std::memory_order_relaxed) == 0)
+    core::logger().warn("a swap on deepum's eviction thread was refused ({}); the host copied it instead",
+                        describe("", r));
+}
+
+bool EvictionThread::issue(const Eviction& eviction) {
   const MoveRange shown(MoveRangeKind::eviction_thread);  // in Nsight Systems
   const auto started = std::chrono::steady_clock::now();
   CUmemLocation host{};
   host.type = CU_MEM_LOCATION_TYPE_HOST;
   CUresult r = stream_wait_event.get()(stream_, eviction.ready, 0);
+  if (!eviction.copies.empty()) swap_out(eviction, r);
   // One call per range: each stays within one allocation. On an idle stream each holds this
   // thread for its whole move.
-  for (const core::AddressRange& range : eviction.ranges) {
+  for (const core::AddressRange& range : eviction.to_host) {
     if (r != CUDA_SUCCESS) break;
     r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, host, 0, stream_);
   }

@@ -8,22 +8,12 @@
 #include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/move_ranges.hpp"
+#include "deepum/cuda/own_moves.hpp"
 
 namespace deepum::cuda {
 using namespace driver;
 
 namespace {
-// Set while this thread issues deepum's own moves under the evictor's lock: the copies to and from
-// the swap store raise CUPTI copy callbacks on this thread, which must pass through.
-thread_local bool t_issuing = false;
-class IssuingScope {
- public:
-  IssuingScope() { t_issuing = true; }
-  ~IssuingScope() { t_issuing = false; }
-  IssuingScope(const IssuingScope&) = delete;
-  IssuingScope& operator=(const IssuingScope&) = delete;
-};
-
 // Calls `each(block_address, bytes)` for every 2 MB block of `ranges` (swapped blocks are whole).
 template <typename Each>
 void for_each_block(const std::vector<core::AddressRange>& ranges, Each&& each) {
@@ -96,6 +86,8 @@ std::string StreamOrderedEvictor::create() {
     anchor_stream_ = nullptr;
     return describe("cuStreamCreate", r);
   }
+  if (swaps_ && stream_create.get()(&host_place_stream_, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+    host_place_stream_ = nullptr;  // the host copies back into blocks it faults in one by one
   for (std::size_t i = 0; i < kEvents; ++i) {
     CUevent event = nullptr;
     if (CUresult r = event_create.get()(&event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
@@ -147,7 +139,7 @@ void StreamOrderedEvictor::stop(bool contents_lost) {
     std::lock_guard lock(mutex_);
     if (stopped_) return;
     stopped_ = true;
-    IssuingScope issuing;
+    OwnMovesScope issuing;
     try {
       if (!contents_lost) copy_back_on_host(model_.unswap_all(), work);
     } catch (const std::exception&) {
@@ -173,7 +165,7 @@ void StreamOrderedEvictor::restore_before_capture() noexcept {
   {
     const std::unique_lock lock = lock_settled();
     if (!lock.owns_lock()) return;
-    IssuingScope issuing;
+    OwnMovesScope issuing;
     try {
       copy_back_on_host(model_.unswap_all(), work);
       // And every move in flight done: none can be waited for while the capture runs.
@@ -261,18 +253,32 @@ void StreamOrderedEvictor::run(HostWork& work) {
       wait_issued(move);
       synchronize(move.done);
     }
-    // Managed memory is the host's to write: each page faults to the host and takes the contents.
-    for (const SlotCopy& copy : work.copies)
+    place_on_host(work.copies);
+    // Managed memory is the host's to write: each page takes the contents where it now is.
+    for (const BlockCopy& copy : work.copies)
       std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(copy.block)), copy.slot, copy.bytes);
     const auto ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
     host_copy_back_ns_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
   }
   std::lock_guard lock(mutex_);
-  for (const SlotCopy& copy : work.copies) store_->give_back(copy.slot);
+  for (const BlockCopy& copy : work.copies) store_->give_back(copy.slot);
   for (void* slot : work.slots_to_free) store_->give_back(slot);
   if (!work.copies.empty() && --host_restores_ == 0) restores_done_.notify_all();
   reap();
+}
+
+void StreamOrderedEvictor::place_on_host(const std::vector<BlockCopy>& copies) {
+  if (host_place_stream_ == nullptr || copies.empty()) return;
+  std::vector<core::AddressRange> blocks;
+  blocks.reserve(copies.size());
+  for (const BlockCopy& copy : copies) blocks.push_back({copy.block, copy.bytes});
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  // A failure leaves the pages where they are: the host faults them in as it writes.
+  if (discard_and_prefetch_to(blocks, host, host_place_stream_) == CUDA_SUCCESS &&
+      stream_synchronize.get() != nullptr)
+    stream_synchronize.get()(host_place_stream_);
 }
 
 CUevent StreamOrderedEvictor::take_event() {
@@ -404,22 +410,20 @@ void StreamOrderedEvictor::release_after_moves(const std::vector<core::AddressRa
   reap();
 }
 
-CUresult StreamOrderedEvictor::swap_out(core::LaunchEviction& decision, HostWork& work) {
+void StreamOrderedEvictor::take_slots(core::LaunchEviction& decision, std::vector<BlockCopy>& copies) {
   std::vector<core::AddressRange> copied, refused;
-  CUresult r = CUDA_SUCCESS;
   // Merged within each of the decision's ranges only: each lies in one allocation, and a discard
   // spanning two is refused (CUDA_ERROR_INVALID_VALUE).
   for (const core::AddressRange& range : decision.swap_out) {
     bool merging = false;
     for_each_block({range}, [&](std::uint64_t block, std::uint64_t bytes) {
-      if (r != CUDA_SUCCESS) return;
       void* slot = store_->take(block);
-      if (slot != nullptr) r = memcpy_dtoh_async.get()(slot, static_cast<CUdeviceptr>(block), bytes, stream_);
-      if (slot == nullptr || r != CUDA_SUCCESS) {
-        refused.push_back({block, bytes});  // a slot taken is released below, on an error
+      if (slot == nullptr) {
+        refused.push_back({block, bytes});
         merging = false;
         return;
       }
+      copies.push_back({block, bytes, slot});
       if (merging) {
         copied.back().bytes += bytes;
       } else {
@@ -427,16 +431,6 @@ CUresult StreamOrderedEvictor::swap_out(core::LaunchEviction& decision, HostWork
         merging = true;
       }
     });
-  }
-  // Dropped after the copies, in the same stream: the store holds their contents from here on.
-  if (r == CUDA_SUCCESS && !copied.empty()) r = discard_where_they_are(copied, stream_);
-  if (r != CUDA_SUCCESS) {
-    // Nothing dropped: the copies enqueued read only. Their slots are free once they are done.
-    work.stream_syncs.push_back(stream_);
-    for_each_block(decision.swap_out, [&](std::uint64_t block, std::uint64_t) {
-      if (void* slot = store_->detach(block)) work.slots_to_free.push_back(slot);
-    });
-    return r;
   }
   if (!refused.empty()) {
     // No free slot yet (the worker pins ahead of need), or never again: written back by the driver.
@@ -448,23 +442,34 @@ CUresult StreamOrderedEvictor::swap_out(core::LaunchEviction& decision, HostWork
     decision.evict.insert(decision.evict.end(), refused.begin(), refused.end());
   }
   decision.swap_out = std::move(copied);
-  return CUDA_SUCCESS;
+}
+
+CUresult StreamOrderedEvictor::swap_out(const std::vector<BlockCopy>& copies,
+                                        const std::vector<core::AddressRange>& dropped, HostWork& work) {
+  CUresult r = copy_blocks(copies, /*to_store=*/true, device_, stream_);
+  // Dropped after the copies, in the same stream: the store holds their contents from here on.
+  if (r == CUDA_SUCCESS && !dropped.empty()) r = discard_where_they_are(dropped, stream_);
+  if (r != CUDA_SUCCESS) {
+    // Nothing dropped: the copies enqueued read only. Their slots are free once they are done.
+    work.stream_syncs.push_back(stream_);
+    for (const BlockCopy& copy : copies) {
+      if (void* slot = store_->detach(copy.block)) work.slots_to_free.push_back(slot);
+    }
+  }
+  return r;
 }
 
 CUresult StreamOrderedEvictor::copy_back(const std::vector<core::AddressRange>& restore, HostWork& work) {
-  CUresult r = CUDA_SUCCESS;
-  std::vector<core::AddressRange> left;
+  std::vector<BlockCopy> copies;
   for_each_block(restore, [&](std::uint64_t block, std::uint64_t bytes) {
-    void* slot = store_->find(block);
-    if (slot == nullptr) return;  // never copied out (cannot happen: the model swaps what the store took)
-    if (r == CUDA_SUCCESS)
-      r = memcpy_htod_async.get()(static_cast<CUdeviceptr>(block), slot, bytes, discard_stream_);
-    if (r != CUDA_SUCCESS) left.push_back({block, bytes});
+    // Never copied out cannot happen (the model swaps what the store took): skipped all the same.
+    if (void* slot = store_->find(block)) copies.push_back({block, bytes, slot});
   });
+  const CUresult r = copy_blocks(copies, /*to_store=*/false, device_, discard_stream_);
   if (r != CUDA_SUCCESS) {
-    // After the placement and the copies enqueued: the host writes the rest.
+    // After the placement and whatever copies were enqueued: the host writes them all.
     work.stream_syncs.push_back(discard_stream_);
-    copy_back_on_host(left, work);
+    copy_back_on_host(restore, work);
   }
   return r;
 }
@@ -572,7 +577,7 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   const bool evicts = !decision.evict.empty() || !decision.swap_out.empty();
   CUevent done = evicts ? take_event() : nullptr;
   // With an eviction thread every eviction goes there, after an event of its own.
-  const bool to_thread = eviction_thread_ && !decision.evict.empty();
+  const bool to_thread = eviction_thread_ && evicts;
   CUevent ready = to_thread ? take_event() : nullptr;
   if ((!decision.discard.empty() && dropped == nullptr) ||
       (evicts && (done == nullptr || (to_thread && ready == nullptr)))) {
@@ -711,36 +716,37 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     if (CUevent placing = placement_in_flight(decision.evict_after_placement, false))
       r = stream_wait_event.get()(stream_, placing, 0);
   }
-  // Swapped blocks first, on our stream in the program's thread: the copies return at once.
-  if (r == CUDA_SUCCESS && !decision.swap_out.empty()) r = swap_out(decision, work);
   if (r != CUDA_SUCCESS) return give_back(r);
-  // What the thread is handed: the driver's evictions (swap_out may have added refused blocks,
-  // issued here when no thread event was taken for them).
-  if (ready != nullptr && !decision.evict.empty()) {
-    // Our stream relays `after` into an event of the eviction's own: markers and program_done_ are
+  std::vector<BlockCopy> copies;
+  if (!decision.swap_out.empty()) take_slots(decision, copies);
+  std::vector<core::AddressRange> moved = decision.evict;
+  moved.insert(moved.end(), decision.swap_out.begin(), decision.swap_out.end());
+  if (ready != nullptr) {
+    // Everything to the thread, the swap's copies and drop included: a drop issued while a copy of
+    // managed memory runs holds its caller until that copy ends (bench/swap_call_probe.cu). Our
+    // stream relays `after` into an event of the eviction's own: markers and program_done_ are
     // recorded again by later launches, perhaps before the thread gets to it.
-    r = event_record.get()(ready, stream_);
-    if (r != CUDA_SUCCESS && decision.swap_out.empty()) return give_back(r);
-  }
-  const std::uint32_t number =
-      ready != nullptr && !decision.evict.empty() && r == CUDA_SUCCESS
-          ? eviction_thread_->hand_over(ready, done, decision.evict, decision.wait_for_evict)
-          : 0;
-  if (number != 0) {
-    std::vector<core::AddressRange> moved = decision.evict;
-    moved.insert(moved.end(), decision.swap_out.begin(), decision.swap_out.end());
-    in_flight_.push_back({done, std::move(moved), Move::eviction, host_time, 0, false,
-                          decision.eviction_number, number, ready});
-    if (decision.wait_for_evict) {
-      // Handed over, it happens: the launch's stream waits for it once the thread has issued it.
-      evicted = {done, number};
-      wait_in_program_stream(stream, evicted, work);
+    const std::uint32_t number =
+        event_record.get()(ready, stream_) == CUDA_SUCCESS
+            ? eviction_thread_->hand_over(
+                  {ready, done, decision.evict, copies, decision.swap_out, decision.wait_for_evict})
+            : 0;
+    if (number != 0) {
+      in_flight_.push_back({done, std::move(moved), Move::eviction, host_time, 0, false,
+                            decision.eviction_number, number, ready});
+      if (decision.wait_for_evict) {
+        // Handed over, it happens: the launch's stream waits for it once the thread has issued it.
+        evicted = {done, number};
+        wait_in_program_stream(stream, evicted, work);
+      }
+      return true;
     }
-    return true;
+    free_events_.push_back(std::exchange(ready, nullptr));
   }
-  // The thread stopped (the process exits) or was not asked: issued here.
-  // Issued here (the swapped blocks are dropped already, whatever the thread could not be handed).
-  r = CUDA_SUCCESS;
+  // The thread stopped (the process exits) or there is none: issued here, the swapped blocks first.
+  if (!copies.empty()) {
+    if (r = swap_out(copies, decision.swap_out, work); r != CUDA_SUCCESS) return give_back(r);
+  }
   // One call per range: each stays within one allocation, and the batched call refuses some
   // mixes of sizes; evictions come once per batch of the limit, so the calls are few.
   CUmemLocation host{};
@@ -749,10 +755,9 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     if (r != CUDA_SUCCESS) break;
     r = prefetch_async.get()(static_cast<CUdeviceptr>(range.address), range.bytes, host, 0, stream_);
   }
-  if (ready != nullptr) free_events_.push_back(std::exchange(ready, nullptr));  // not handed over
   if (r == CUDA_SUCCESS) r = event_record.get()(done, stream_);
   if (r != CUDA_SUCCESS) {
-    if (decision.swap_out.empty()) return give_back(r);
+    if (copies.empty()) return give_back(r);
     // The swapped blocks are dropped already: the eviction happened (a driver eviction refused
     // leaves its blocks resident past the model's count, not lost), only its end is unknown.
     count_failure(r);
@@ -760,8 +765,6 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     free_events_.push_back(done);
     return true;
   }
-  std::vector<core::AddressRange> moved = decision.evict;
-  moved.insert(moved.end(), decision.swap_out.begin(), decision.swap_out.end());
   in_flight_.push_back(
       {done, std::move(moved), Move::eviction, host_time, 0, false, decision.eviction_number});
   if (decision.wait_for_evict) {
@@ -895,7 +898,7 @@ template <typename Decide>
 StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t stream_id,
                                                                    std::uint64_t host_time,
                                                                    Decide&& decide) noexcept {
-  if (t_issuing) return {};  // deepum's own copy to or from the swap store
+  if (issuing_own_moves()) return {};  // deepum's own copy to or from the swap store
   auto* stream = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream_id));
   // The legacy stream is never captured (and asking about it during another thread's global
   // capture would itself be an error). A captured operation runs when its graph is launched, and
@@ -917,7 +920,7 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
   {
     const std::unique_lock lock = lock_settled();
     if (!lock.owns_lock()) return {};
-    IssuingScope issuing;
+    OwnMovesScope issuing;
     try {
       moves = decide_and_issue(stream, host_time, may_evict, decide(model_, may_evict), work);
     } catch (const std::exception&) {
@@ -989,7 +992,7 @@ void StreamOrderedEvictor::stop_placing() noexcept {
   HostWork work;
   {
     std::lock_guard lock(mutex_);
-    IssuingScope issuing;
+    OwnMovesScope issuing;
     places_fresh_.store(false, std::memory_order_relaxed);
     discard_in_place_ = false;
     model_.stop_placing();
@@ -1003,7 +1006,7 @@ void StreamOrderedEvictor::stop_placing() noexcept {
 }
 
 void StreamOrderedEvictor::forget_fresh() noexcept {
-  if (t_issuing || (!places_fresh_.load(std::memory_order_relaxed) && !swaps_)) return;
+  if (issuing_own_moves() || (!places_fresh_.load(std::memory_order_relaxed) && !swaps_)) return;
   // While a stream capture runs nothing is swapped and no placement is in flight
   // (restore_before_capture): only freshness ends.
   core::GateEntry entry;
@@ -1011,7 +1014,7 @@ void StreamOrderedEvictor::forget_fresh() noexcept {
   {
     const std::unique_lock lock = lock_settled();
     if (!lock.owns_lock()) return;
-    IssuingScope issuing;
+    OwnMovesScope issuing;
     try {
       if (entry) {
         copy_back_on_host(model_.forget_fresh_and_unswap(), work);

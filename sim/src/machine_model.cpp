@@ -26,14 +26,18 @@ MachineModel MachineModel::h200() {
   m.fault_us = 27.0;                            // one GPU fault on a new 2 MB block
   m.discard_call_us = 110.0;                    // assumed equal to a prefetch call
   m.discard_gb_per_s = 268.0;                   // 2 GiB discarded in 8 ms
-  m.migrations_overlap = true;                  // as pinned copies; not measured for migrations
-  m.launch_us = 5.0;                            // assumed: a PyTorch operation's host time, a few us
-  m.copy_h2d_gb_per_s = 55.4;                   // pinned cudaMemcpy, 55.4 GB/s each way
-  m.copy_d2h_gb_per_s = 55.4;
-  m.copy_call_us = 5.0;         // the H100's (um_move_probe swap copies' enqueue: 4.4-5.9 us)
-  m.place_call_us = 34.6;       // the H100's (um_move_probe place_in_2MiB_calls, session 13)
-  m.place_gb_per_s = 135.0;     // the H100's (um_move_probe discard_and_place_on_gpu)
-  m.swap_holds_thread = false;  // not measured on the H200
+  // Copies between managed memory and pinned memory take turns, whichever streams they are on
+  // (swap_call_probe: 256 MiB out and 256 MiB in, 9.6-10.2 ms together, 5.5 and 6.2 alone).
+  m.migrations_overlap = false;
+  m.launch_us = 5.0;  // assumed: a PyTorch operation's host time, a few us
+  // swap_call_probe, 256 MiB in 2 MB blocks, one batched call queued behind other work: into a
+  // placed block 41-43 GB/s, out of a resident one 48.8-49.1 GB/s, 0.48-0.69 ms of host time.
+  m.copy_h2d_gb_per_s = 42.5;
+  m.copy_d2h_gb_per_s = 49.0;
+  m.copy_call_us = 4.3;
+  m.place_call_us = 34.6;       // the H100's (um_move_probe place_in_2MiB_calls)
+  m.place_gb_per_s = 300.0;     // swap_call_probe place_held: 256 MiB in 0.57-0.95 ms
+  m.swap_holds_thread = false;  // the swap is issued by deepum's eviction thread
   return m;
 }
 

@@ -17,7 +17,10 @@ TEST_CASE("sim machine: the H200 preset carries the measured figures") {
   CHECK(m.prefetch_d2h_call_us == doctest::Approx(230.0));
   CHECK(m.fault_h2d_gb_per_s == doctest::Approx(13.0));
   CHECK(m.fault_us == doctest::Approx(27.0));
-  CHECK(m.migrations_overlap);
+  // Copies of managed memory to and from deepum's pinned store take turns.
+  CHECK_FALSE(m.migrations_overlap);
+  CHECK(m.copy_d2h_gb_per_s == doctest::Approx(49.0));
+  CHECK(m.copy_h2d_gb_per_s == doctest::Approx(42.5));
 }
 
 TEST_CASE("sim machine: transfer time is bytes over GB/s in nanoseconds, rounded up") {
@@ -44,12 +47,12 @@ TEST_CASE("sim machine: JSON overrides keys and keeps the rest") {
   CHECK(load.model->prefetch_h2d_gb_per_s == doctest::Approx(25.0));
   CHECK(load.model->fault_us == doctest::Approx(0.0));
   CHECK(load.model->prefetch_d2h_gb_per_s == doctest::Approx(15.0));
-  const MachineLoad turns = parse_machine_model(R"({"migrations_overlap": false})", "m.json");
-  REQUIRE(turns.model.has_value());
-  CHECK_FALSE(turns.model->migrations_overlap);
-  const MachineLoad turns_again = parse_machine_model(machine_model_json(*turns.model), "again.json");
-  REQUIRE(turns_again.model.has_value());
-  CHECK_FALSE(turns_again.model->migrations_overlap);
+  const MachineLoad overlap = parse_machine_model(R"({"migrations_overlap": true})", "m.json");
+  REQUIRE(overlap.model.has_value());
+  CHECK(overlap.model->migrations_overlap);
+  const MachineLoad overlap_again = parse_machine_model(machine_model_json(*overlap.model), "again.json");
+  REQUIRE(overlap_again.model.has_value());
+  CHECK(overlap_again.model->migrations_overlap);
   const MachineLoad bytes = parse_machine_model(R"({"capacity_bytes": 4194304})", "m.json");
   REQUIRE(bytes.model.has_value());
   CHECK(bytes.model->capacity_bytes == 4'194'304);

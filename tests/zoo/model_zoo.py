@@ -171,7 +171,10 @@ def zoo(args: argparse.Namespace) -> list[dict]:
         for mode, env in runs.items():
             if mode not in args.modes:
                 continue
-            run = Run(cmd, env, gaps, logs / f"{name}-{mode.replace(' ', '-')}.log").go()
+            stem = f"{name}-{mode.replace(' ', '-')}"
+            # The statistics beside the log (docs/stats-format.md): where each run's time went.
+            env = dict(env, DEEPUM_STATS_FILE=str(logs / f"{stem}.stats.json"))
+            run = Run(cmd, env, gaps, logs / f"{stem}.log").go()
             rows.append(row(name, mode, run, native, gbps))
             print(format_row(rows[-1]), flush=True)
     return rows

@@ -31,6 +31,8 @@ inline RealFunction<decltype(&::cuMemHostAlloc)> mem_host_alloc{"cuMemHostAlloc"
 inline RealFunction<decltype(&::cuMemFreeHost)> mem_free_host{"cuMemFreeHost", Library::libcuda};
 inline RealFunction<decltype(&::cuMemcpyDtoHAsync_v2)> memcpy_dtoh_async{"cuMemcpyDtoHAsync_v2",
                                                                          Library::libcuda};
+inline RealFunction<decltype(&::cuMemcpyBatchAsync_v2)> memcpy_batch_async{"cuMemcpyBatchAsync_v2",
+                                                                           Library::libcuda};
 inline RealFunction<decltype(&::cuMemcpyHtoDAsync_v2)> memcpy_htod_async{"cuMemcpyHtoDAsync_v2",
                                                                          Library::libcuda};
 inline RealFunction<decltype(&::cuMemPrefetchAsync_v2)> prefetch_async{"cuMemPrefetchAsync_v2",

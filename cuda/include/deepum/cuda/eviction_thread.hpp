@@ -3,7 +3,9 @@
 // whole move (about 70 ms per GiB on an H100), and while it does, it holds up other threads' calls
 // in the same context, the program's kernel launches included. In a context of its own the move
 // holds up only this thread (bench/deferred_move_probe.cu: 200 launches beside a 1 GiB move took
-// 94 ms from a thread in the program's context, 0.9 ms from one in a context of its own).
+// 94 ms from a thread in the program's context, 0.9 ms from one in a context of its own). A swap
+// (copies into deepum's store, then a drop) goes here too: the drop holds its caller while any
+// copy of managed memory runs (bench/swap_call_probe.cu: 4.5 ms beside a 256 MiB copy).
 //
 // Every wait for such an eviction stays a CUDA event wait, which the GPU's scheduler sees: whoever
 // needs its room first waits on the host until this thread has issued it (recorded its event),
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "deepum/core/residency_map.hpp"
+#include "deepum/cuda/own_moves.hpp"
 
 namespace deepum::cuda {
 
@@ -41,17 +44,27 @@ class EvictionThread {
   std::string start();
   // Whether the thread runs in a context of its own.
   bool has_own_context() const { return own_context_ != nullptr; }
-  // Hands one eviction over: after `ready` (recorded before this call, in the program's context)
-  // `ranges` move to the host on the thread's stream, and `done` (of the program's context) is
-  // recorded after them. `waited`: a launch waits for it (told back with a failure). Returns its
-  // number (1, 2, ... in the order handed over), or 0 once stop() has begun: the caller issues it.
-  std::uint32_t hand_over(CUevent ready, CUevent done, std::vector<core::AddressRange> ranges, bool waited);
+  // One eviction: after `ready` (recorded before it is handed over, in the program's context) the
+  // blocks in `copies` are copied into their store slots and `dropped` is dropped on the GPU (a
+  // swap), then `to_host` moves to the host on the thread's stream, and `done` (of the program's
+  // context) is recorded after them. `waited`: a launch waits for it (told back with a failure).
+  struct Eviction {
+    CUevent ready = nullptr, done = nullptr;
+    std::vector<core::AddressRange> to_host;
+    std::vector<BlockCopy> copies;
+    std::vector<core::AddressRange> dropped;
+    bool waited = false;
+  };
+  // Returns its number (1, 2, ... in the order handed over), or 0 once stop() has begun: the
+  // caller issues it.
+  std::uint32_t hand_over(Eviction eviction);
   // Issued: `done` is recorded (or the driver refused the eviction; see take_failed).
   bool issued(std::uint32_t number) const { return issued_.load(std::memory_order_acquire) >= number; }
   // Returns once eviction `number` is issued.
   void wait_issued(std::uint32_t number);
-  // Evictions the driver refused since the last call (their blocks stayed resident; their `done`
-  // events were recorded all the same).
+  // Evictions to the host the driver refused since the last call (their blocks stayed resident;
+  // their `done` events were recorded all the same). A swap is never refused: where the driver
+  // refuses its copies or drop, the thread copies the blocks into the store itself.
   struct Failed {
     std::vector<core::AddressRange> ranges;
     bool waited = false;
@@ -70,18 +83,19 @@ class EvictionThread {
 
  private:
   struct Handed {
-    CUevent ready = nullptr, done = nullptr;
-    std::vector<core::AddressRange> ranges;
+    Eviction eviction;
     std::uint32_t number = 0;
-    bool waited = false;
   };
   void run();
-  std::string create_own_context();    // own_context_, stream_, moved_ and relay_; empty on success
-  bool issue(const Handed& eviction);  // false: the driver refused the moves
+  std::string create_own_context();      // own_context_, stream_, moved_ and relay_; empty on success
+  bool issue(const Eviction& eviction);  // false: the driver refused the moves to the host
+  // The swap's part: copies into the store, then the drop; the host copies where the driver refuses.
+  void swap_out(const Eviction& eviction, CUresult after_ready);
 
   CUcontext program_context_ = nullptr;  // the context current where start() ran
-  CUcontext own_context_ = nullptr;      // null: the thread runs in the program's context
-  CUstream stream_ = nullptr;            // the moves, in the thread's context
+  CUdevice device_ = 0;
+  CUcontext own_context_ = nullptr;  // null: the thread runs in the program's context
+  CUstream stream_ = nullptr;        // the moves, in the thread's context
   // With a context of its own: its event after each eviction's moves, which relay_ (in the
   // program's context) waits for before recording the eviction's `done` (an event is recorded
   // only in a stream of its own context).

@@ -1,0 +1,350 @@
+// swap_call_probe: what each driver call of deepum's swap path costs the calling thread, and how
+// fast its moves run, in the states deepum makes them (a 256 MiB array, as the CUDA sweep's, in
+// 2 MiB blocks):
+//   copy_out:        per block, a copy of GPU-resident managed memory into pinned memory, then one
+//                    discard of the array, on an idle stream
+//   copy_out_held:   the same behind a 5 ms kernel on that stream (deepum's: after the victims' users)
+//   place_idle:      one discard-and-prefetch of the array to the GPU (a placement), idle stream
+//   place_held:      the same behind a 5 ms kernel (deepum's restore waits for the room's eviction)
+//   copy_in:         per block, a copy from pinned memory into the placed array
+//   both_ways:       copy_out of one array and place + copy_in of another at once, two streams
+//   kernel_in_*:     the copy in done by a kernel reading the pinned memory through its mapping
+//   both_ways_kernel_in: copy out by the copy engines beside the copy in by a kernel
+//   both_ways_kernels: both copies by kernels; kernel_in_beside_device_out: the copy in by a kernel
+//                    beside a copy engine's copy out of device (not managed) memory
+//   both_ways_staged: both ways through device buffers, in 32 MiB pieces (only the copies between
+//                    device memory and the arrays touch managed memory); managed_to_device: that copy
+//   *_beside_copy_out: a placement, a discard or a copy in, issued while a copy out runs
+//   host_copy_back:  the host writes the array's contents back into it after a discard (deepum's
+//                    copy back on the host), as is, and after placing it on the host first
+// host ms: until the calls returned; done ms: until the stream finished; GB/s of the move.
+//
+//   swap_call_probe [MiB]   (default 256 per array, three arrays; keep well under free memory)
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "managed_bench.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kBlock = 2 << 20;
+constexpr unsigned long long kHoldNs = 5'000'000;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+#define CHECK_CU(call)                                                          \
+  do {                                                                          \
+    CUresult r = (call);                                                        \
+    if (r != CUDA_SUCCESS) {                                                    \
+      const char* text = nullptr;                                               \
+      cuGetErrorString(r, &text);                                               \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, text); \
+      std::exit(1);                                                             \
+    }                                                                           \
+  } while (0)
+
+struct Row {
+  const char* name;
+  double host_ms, done_ms, gb_per_s;
+};
+
+void print(const Row& row) {
+  std::printf("%-22s host %8.3f ms  done %8.3f ms  %6.1f GB/s\n", row.name, row.host_ms, row.done_ms,
+              row.gb_per_s);
+}
+
+// Host ms of the calls and done ms, for `issue` on `stream` (behind a hold when `held`).
+template <typename Issue>
+Row timed(const char* name, size_t bytes, cudaStream_t stream, bool held, Issue&& issue) {
+  CHECK_CUDA(cudaDeviceSynchronize());
+  if (held) bench::spin<<<1, 1, 0, stream>>>(kHoldNs);
+  const auto start = Clock::now();
+  issue();
+  const double host = ms_since(start);
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  const double done = ms_since(start) - (held ? kHoldNs / 1e6 : 0);
+  return {name, host, done, static_cast<double>(bytes) / (done * 1e6)};
+}
+
+void copy_out(char* array, char* pinned, size_t bytes, cudaStream_t stream) {
+  for (size_t at = 0; at < bytes; at += kBlock)
+    CHECK_CU(cuMemcpyDtoHAsync(pinned + at, reinterpret_cast<CUdeviceptr>(array + at), kBlock,
+                               reinterpret_cast<CUstream>(stream)));
+  CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(array);
+  size_t size = bytes;
+  CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(stream)));
+}
+
+// The same as one batched call, with where the managed operands are hinted (or not).
+void batch_copy(char* managed, char* pinned, size_t bytes, bool to_host, bool hinted, CUdevice device,
+                cudaStream_t stream) {
+  std::vector<CUdeviceptr> dsts, srcs;
+  std::vector<size_t> sizes;
+  for (size_t at = 0; at < bytes; at += kBlock) {
+    const auto gpu = reinterpret_cast<CUdeviceptr>(managed + at),
+               cpu = reinterpret_cast<CUdeviceptr>(pinned + at);
+    dsts.push_back(to_host ? cpu : gpu);
+    srcs.push_back(to_host ? gpu : cpu);
+    sizes.push_back(kBlock);
+  }
+  CUmemcpyAttributes attributes{};
+  attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  if (hinted) {
+    CUmemLocation on_gpu{}, on_host{};
+    on_gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    on_gpu.id = device;
+    on_host.type = CU_MEM_LOCATION_TYPE_HOST;
+    attributes.srcLocHint = to_host ? on_gpu : on_host;
+    attributes.dstLocHint = to_host ? on_host : on_gpu;
+  }
+  size_t first = 0;
+  CHECK_CU(cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), sizes.size(), &attributes, &first, 1,
+                              reinterpret_cast<CUstream>(stream)));
+}
+
+// A copy by the GPU's own threads: reads pinned host memory through its mapping, writes the array.
+__global__ void copy_kernel(const int4* from, int4* to, size_t count) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x)
+    to[i] = from[i];
+}
+
+void kernel_copy_in(char* array, const char* pinned, size_t bytes, int blocks, cudaStream_t stream) {
+  copy_kernel<<<blocks, 512, 0, stream>>>(reinterpret_cast<const int4*>(pinned),
+                                          reinterpret_cast<int4*>(array), bytes / sizeof(int4));
+  CHECK_CUDA(cudaGetLastError());
+}
+
+void place(char* array, size_t bytes, CUmemLocation location, cudaStream_t stream) {
+  CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(array);
+  size_t size = bytes, index = 0;
+  CHECK_CU(cuMemDiscardAndPrefetchBatchAsync(&pointer, &size, 1, &location, &index, 1, 0,
+                                             reinterpret_cast<CUstream>(stream)));
+}
+
+void copy_in(char* array, const char* pinned, size_t bytes, cudaStream_t stream) {
+  for (size_t at = 0; at < bytes; at += kBlock)
+    CHECK_CU(cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(array + at), pinned + at, kBlock,
+                               reinterpret_cast<CUstream>(stream)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int device = 0;
+  const size_t bytes =
+      bench::requested_bytes(argc, argv, 256, 8, "swap_call_probe", &device) / kBlock * kBlock;
+  CUmemLocation gpu{};
+  gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  gpu.id = device;
+  CUmemLocation host{};
+  host.type = CU_MEM_LOCATION_TYPE_HOST;
+  char *a = nullptr, *b = nullptr, *c = nullptr, *pinned_a = nullptr, *pinned_b = nullptr;
+  CHECK_CUDA(cudaMallocManaged(&a, bytes));
+  CHECK_CUDA(cudaMallocManaged(&b, bytes));
+  CHECK_CUDA(cudaMallocManaged(&c, bytes));
+  CHECK_CUDA(cudaMallocHost(&pinned_a, bytes));
+  CHECK_CUDA(cudaMallocHost(&pinned_b, bytes));
+  std::memset(pinned_a, 1, bytes);
+  std::memset(pinned_b, 2, bytes);
+  cudaStream_t s1 = nullptr, s2 = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  const auto resident = [&](char* array) {
+    CHECK_CUDA(cudaMemsetAsync(array, 3, bytes, s1));
+    CHECK_CUDA(cudaStreamSynchronize(s1));
+  };
+  std::printf("array %zu MiB in %zu blocks of 2 MiB\n", bytes >> 20, bytes / kBlock);
+  for (int round = 0; round < 2; ++round) {  // the first round warms the driver up
+    const bool show = round == 1;
+    resident(a);
+    Row row = timed("copy_out", bytes, s1, false, [&] { copy_out(a, pinned_a, bytes, s1); });
+    if (show) print(row);
+    resident(a);
+    row = timed("copy_out_held", bytes, s1, true, [&] { copy_out(a, pinned_a, bytes, s1); });
+    if (show) print(row);
+    for (const bool hinted : {false, true}) {
+      resident(a);
+      row = timed(hinted ? "batch_out_held_hinted" : "batch_out_held", bytes, s1, true, [&] {
+        batch_copy(a, pinned_a, bytes, true, hinted, device, s1);
+        CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(a);
+        size_t size = bytes;
+        CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(s1)));
+      });
+      if (show) print(row);
+      row = timed(hinted ? "place_batch_in_held_hinted" : "place_batch_in_held", bytes, s2, true, [&] {
+        place(b, bytes, gpu, s2);
+        batch_copy(b, pinned_b, bytes, false, hinted, device, s2);
+      });
+      if (show) print(row);
+    }
+    row = timed("place_copy_in_held", bytes, s2, true, [&] {
+      place(b, bytes, gpu, s2);
+      copy_in(b, pinned_b, bytes, s2);
+    });
+    if (show) print(row);
+    resident(a);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    {
+      bench::spin<<<1, 1, 0, s1>>>(kHoldNs);
+      bench::spin<<<1, 1, 0, s2>>>(kHoldNs);
+      const auto start = Clock::now();
+      batch_copy(a, pinned_a, bytes, true, true, device, s1);
+      place(c, bytes, gpu, s2);
+      batch_copy(c, pinned_b, bytes, false, true, device, s2);
+      const double issued = ms_since(start);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const double done = ms_since(start) - kHoldNs / 1e6;
+      if (show) print({"both_ways_held_hinted", issued, done, static_cast<double>(bytes) / (done * 1e6)});
+    }
+    // The calls deepum's program thread makes while its earlier moves run: each timed alone, 1 ms
+    // after a copy out of 256 MiB started on the other stream.
+    for (int call = 0; call < 3; ++call) {
+      resident(a);
+      resident(c);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      batch_copy(a, pinned_a, bytes, true, true, device, s1);
+      const auto started = Clock::now();
+      while (ms_since(started) < 1.0) {
+      }
+      const auto start = Clock::now();
+      if (call == 0) {
+        place(b, bytes, gpu, s2);
+      } else if (call == 1) {
+        CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(c);
+        size_t size = bytes;
+        CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(s2)));
+      } else {
+        batch_copy(c, pinned_b, bytes, false, true, device, s2);
+      }
+      const double issued = ms_since(start);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const char* names[] = {"place_beside_copy_out", "discard_beside_copy_out", "copy_in_beside_copy_out"};
+      if (show) print({names[call], issued, ms_since(start), 0.0});
+    }
+    // Copying in with a kernel instead of the copy engines: alone, and beside a copy out.
+    for (const int blocks : {32, 132}) {
+      place(b, bytes, gpu, s2);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      row = timed(blocks == 32 ? "kernel_in_32_blocks" : "kernel_in_132_blocks", bytes, s2, false,
+                  [&] { kernel_copy_in(b, pinned_b, bytes, blocks, s2); });
+      if (show) print(row);
+    }
+    resident(a);
+    place(c, bytes, gpu, s2);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    {
+      const auto start = Clock::now();
+      batch_copy(a, pinned_a, bytes, true, true, device, s1);
+      kernel_copy_in(c, pinned_b, bytes, 132, s2);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const double done = ms_since(start);
+      if (show) print({"both_ways_kernel_in", 0, done, static_cast<double>(bytes) / (done * 1e6)});
+    }
+    {
+      // Both ways by kernels: out reads the array and writes pinned memory through its mapping.
+      resident(a);
+      const auto start = Clock::now();
+      copy_kernel<<<32, 512, 0, s1>>>(reinterpret_cast<const int4*>(a), reinterpret_cast<int4*>(pinned_a),
+                                      bytes / sizeof(int4));
+      kernel_copy_in(c, pinned_b, bytes, 32, s2);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const double done = ms_since(start);
+      if (show) print({"both_ways_kernels", 0, done, static_cast<double>(bytes) / (done * 1e6)});
+    }
+    {
+      // The copy in by a kernel beside a copy out of device memory (not managed) by the copy engines.
+      char* device_memory = nullptr;
+      CHECK_CUDA(cudaMalloc(&device_memory, bytes));
+      const auto start = Clock::now();
+      CHECK_CUDA(cudaMemcpyAsync(pinned_a, device_memory, bytes, cudaMemcpyDeviceToHost, s1));
+      kernel_copy_in(c, pinned_b, bytes, 32, s2);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const double done = ms_since(start);
+      if (show) print({"kernel_in_beside_device_out", 0, done, static_cast<double>(bytes) / (done * 1e6)});
+      CHECK_CUDA(cudaFree(device_memory));
+    }
+    {
+      // Staged through device memory: out, the array to a device buffer, then that to pinned
+      // memory; in, pinned memory to a device buffer, then that into the placed array; in 32 MiB
+      // pieces, so that only the device-to-device copies touch managed memory.
+      char *out_stage = nullptr, *in_stage = nullptr;
+      CHECK_CUDA(cudaMalloc(&out_stage, bytes));
+      CHECK_CUDA(cudaMalloc(&in_stage, bytes));
+      resident(a);
+      place(c, bytes, gpu, s2);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      constexpr size_t kPiece = 32 << 20;
+      const auto start = Clock::now();
+      for (size_t at = 0; at < bytes; at += kPiece) {
+        CHECK_CUDA(cudaMemcpyAsync(out_stage + at, a + at, kPiece, cudaMemcpyDeviceToDevice, s1));
+        CHECK_CUDA(cudaMemcpyAsync(pinned_a + at, out_stage + at, kPiece, cudaMemcpyDeviceToHost, s1));
+        CHECK_CUDA(cudaMemcpyAsync(in_stage + at, pinned_b + at, kPiece, cudaMemcpyHostToDevice, s2));
+        CHECK_CUDA(cudaMemcpyAsync(c + at, in_stage + at, kPiece, cudaMemcpyDeviceToDevice, s2));
+      }
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const double done = ms_since(start);
+      if (show) print({"both_ways_staged", 0, done, static_cast<double>(bytes) / (done * 1e6)});
+      resident(a);
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const auto d2d = Clock::now();
+      CHECK_CUDA(cudaMemcpyAsync(out_stage, a, bytes, cudaMemcpyDeviceToDevice, s1));
+      CHECK_CUDA(cudaStreamSynchronize(s1));
+      const double d2d_ms = ms_since(d2d);
+      if (show) print({"managed_to_device", 0, d2d_ms, static_cast<double>(bytes) / (d2d_ms * 1e6)});
+      CHECK_CUDA(cudaFree(out_stage));
+      CHECK_CUDA(cudaFree(in_stage));
+    }
+    if (std::memcmp(pinned_b, c, 4096) != 0 || std::memcmp(pinned_b, b, 4096) != 0) {
+      std::fprintf(stderr, "swap_call_probe: the kernel's copy does not match\n");
+      return 1;
+    }
+    row = timed("place_idle", bytes, s2, false, [&] { place(b, bytes, gpu, s2); });
+    if (show) print(row);
+    CHECK_CU(cuMemDiscardBatchAsync(reinterpret_cast<CUdeviceptr*>(&b), const_cast<size_t*>(&bytes), 1, 0,
+                                    reinterpret_cast<CUstream>(s2)));
+    row = timed("place_held", bytes, s2, true, [&] { place(b, bytes, gpu, s2); });
+    if (show) print(row);
+    row = timed("copy_in", bytes, s2, false, [&] { copy_in(b, pinned_b, bytes, s2); });
+    if (show) print(row);
+    resident(a);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    const auto start = Clock::now();
+    copy_out(a, pinned_a, bytes, s1);
+    place(c, bytes, gpu, s2);
+    copy_in(c, pinned_b, bytes, s2);
+    const double issued = ms_since(start);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    const double done = ms_since(start);
+    if (show) print({"both_ways (each way)", issued, done, static_cast<double>(bytes) / (done * 1e6)});
+    // The host writes back what a discard dropped: page by page, then placed on the host first.
+    CHECK_CUDA(cudaDeviceSynchronize());
+    auto at = Clock::now();
+    std::memcpy(a, pinned_a, bytes);
+    double ms = ms_since(at);
+    if (show) print({"host_copy_back", ms, ms, static_cast<double>(bytes) / (ms * 1e6)});
+    resident(a);
+    copy_out(a, pinned_a, bytes, s1);
+    CHECK_CUDA(cudaStreamSynchronize(s1));
+    at = Clock::now();
+    place(a, bytes, host, s1);
+    CHECK_CUDA(cudaStreamSynchronize(s1));
+    const double placed = ms_since(at);
+    std::memcpy(a, pinned_a, bytes);
+    ms = ms_since(at);
+    if (show) print({"host_copy_back_placed", placed, ms, static_cast<double>(bytes) / (ms * 1e6)});
+    if (std::memcmp(a, pinned_a, bytes) != 0) {
+      std::fprintf(stderr, "swap_call_probe: the copy back does not match\n");
+      return 1;
+    }
+  }
+  return 0;
+}
