@@ -104,7 +104,8 @@ void EvictionThread::run() {
 
 void EvictionThread::swap_out(const Eviction& eviction, CUresult after_ready) {
   CUresult r = after_ready;
-  if (r == CUDA_SUCCESS) r = copy_blocks(eviction.copies, /*to_store=*/true, device_, stream_);
+  staging_.allocate();
+  if (r == CUDA_SUCCESS) r = copy_blocks(eviction.copies, /*to_store=*/true, device_, stream_, &staging_);
   if (r == CUDA_SUCCESS && !eviction.dropped.empty()) {
     BatchRanges batch(eviction.dropped);
     r = discard_batch.get() != nullptr ? discard_batch.get()(batch.pointers.data(), batch.sizes.data(),

@@ -1,5 +1,6 @@
 #include "deepum/cuda/own_moves.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "deepum/cuda/driver_functions.hpp"
@@ -16,7 +17,34 @@ bool issuing_own_moves() { return t_issuing; }
 OwnMovesScope::OwnMovesScope() : was_(t_issuing) { t_issuing = true; }
 OwnMovesScope::~OwnMovesScope() { t_issuing = was_; }
 
-CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice device, CUstream on) {
+void Staging::allocate() {
+  if (asked_ || mem_alloc.get() == nullptr) return;
+  asked_ = true;
+  if (mem_alloc.get()(&buffer_, kBytes) != CUDA_SUCCESS) buffer_ = 0;
+}
+
+namespace {
+
+struct Copy {
+  CUdeviceptr destination = 0, source = 0;
+  std::uint64_t bytes = 0;
+};
+
+CUdeviceptr address(const void* pointer) {
+  return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(pointer));
+}
+
+CUmemLocation location(bool on_gpu, CUdevice device) {
+  CUmemLocation where{};
+  where.type = on_gpu ? CU_MEM_LOCATION_TYPE_DEVICE : CU_MEM_LOCATION_TYPE_HOST;
+  where.id = on_gpu ? device : 0;
+  return where;
+}
+
+// One batched call in stream order, the operands' locations hinted (they matter for managed
+// memory only); copy by copy where the batch is refused as a whole.
+CUresult copy_batch(const std::vector<Copy>& copies, CUmemLocation source, CUmemLocation destination,
+                    CUstream on) {
   if (copies.empty()) return CUDA_SUCCESS;
   if (memcpy_batch_async.get() != nullptr) {
     std::vector<CUdeviceptr> destinations, sources;
@@ -24,31 +52,57 @@ CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice 
     destinations.reserve(copies.size());
     sources.reserve(copies.size());
     sizes.reserve(copies.size());
-    for (const BlockCopy& copy : copies) {
-      const auto slot = static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(copy.slot));
-      destinations.push_back(to_store ? slot : static_cast<CUdeviceptr>(copy.block));
-      sources.push_back(to_store ? static_cast<CUdeviceptr>(copy.block) : slot);
+    for (const Copy& copy : copies) {
+      destinations.push_back(copy.destination);
+      sources.push_back(copy.source);
       sizes.push_back(copy.bytes);
     }
     CUmemcpyAttributes attributes{};
     attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-    // Where the managed side is when the copy runs: on the GPU (a swapped block is placed there
-    // before it is copied back).
-    CUmemLocation gpu{}, host{};
-    gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    gpu.id = device;
-    host.type = CU_MEM_LOCATION_TYPE_HOST;
-    attributes.srcLocHint = to_store ? gpu : host;
-    attributes.dstLocHint = to_store ? host : gpu;
+    attributes.srcLocHint = source;
+    attributes.dstLocHint = destination;
     size_t first = 0;
     const CUresult r = memcpy_batch_async.get()(destinations.data(), sources.data(), sizes.data(),
                                                 sizes.size(), &attributes, &first, 1, on);
     if (r != CUDA_ERROR_NOT_SUPPORTED && r != CUDA_ERROR_INVALID_VALUE) return r;
   }
-  for (const BlockCopy& copy : copies) {
-    const CUresult r =
-        to_store ? memcpy_dtoh_async.get()(copy.slot, static_cast<CUdeviceptr>(copy.block), copy.bytes, on)
-                 : memcpy_htod_async.get()(static_cast<CUdeviceptr>(copy.block), copy.slot, copy.bytes, on);
+  if (memcpy_async.get() == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  for (const Copy& copy : copies) {
+    if (CUresult r = memcpy_async.get()(copy.destination, copy.source, copy.bytes, on); r != CUDA_SUCCESS)
+      return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice device, CUstream on,
+                     const Staging* staging) {
+  const CUmemLocation gpu = location(true, device), host = location(false, device);
+  std::vector<Copy> direct, inner;
+  if (staging == nullptr || staging->buffer() == 0) {
+    for (const BlockCopy& copy : copies) {
+      direct.push_back(to_store ? Copy{address(copy.slot), copy.block, copy.bytes}
+                                : Copy{copy.block, address(copy.slot), copy.bytes});
+    }
+    return to_store ? copy_batch(direct, gpu, host, on) : copy_batch(direct, host, gpu, on);
+  }
+  // Each block at its own 2 MB place in the buffer (the last of a range may be shorter).
+  constexpr std::uint64_t kSlot = std::uint64_t{2} << 20;
+  const std::size_t per_piece = Staging::kBytes / kSlot;
+  for (std::size_t first = 0; first < copies.size(); first += per_piece) {
+    direct.clear();
+    inner.clear();
+    for (std::size_t i = first; i < std::min(copies.size(), first + per_piece); ++i) {
+      const BlockCopy& copy = copies[i];
+      const CUdeviceptr staged = staging->buffer() + (i - first) * kSlot;
+      direct.push_back(to_store ? Copy{address(copy.slot), staged, copy.bytes}
+                                : Copy{staged, address(copy.slot), copy.bytes});
+      inner.push_back(to_store ? Copy{staged, copy.block, copy.bytes} : Copy{copy.block, staged, copy.bytes});
+    }
+    // Out: the blocks into the buffer, then the buffer into the store; back: the reverse.
+    CUresult r = to_store ? copy_batch(inner, gpu, gpu, on) : copy_batch(direct, host, gpu, on);
+    if (r == CUDA_SUCCESS) r = to_store ? copy_batch(direct, gpu, host, on) : copy_batch(inner, gpu, gpu, on);
     if (r != CUDA_SUCCESS) return r;
   }
   return CUDA_SUCCESS;

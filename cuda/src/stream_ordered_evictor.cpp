@@ -88,6 +88,7 @@ std::string StreamOrderedEvictor::create() {
   }
   if (swaps_ && stream_create.get()(&host_place_stream_, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
     host_place_stream_ = nullptr;  // the host copies back into blocks it faults in one by one
+  if (swaps_) restore_staging_.allocate();
   for (std::size_t i = 0; i < kEvents; ++i) {
     CUevent event = nullptr;
     if (CUresult r = event_create.get()(&event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
@@ -128,6 +129,7 @@ void StreamOrderedEvictor::forget_context_handles() {
   free_events_.clear();
   markers_.clear();
   releases_.clear();
+  restore_staging_.forget();
 }
 
 void StreamOrderedEvictor::stop(bool contents_lost) {
@@ -465,7 +467,7 @@ CUresult StreamOrderedEvictor::copy_back(const std::vector<core::AddressRange>& 
     // Never copied out cannot happen (the model swaps what the store took): skipped all the same.
     if (void* slot = store_->find(block)) copies.push_back({block, bytes, slot});
   });
-  const CUresult r = copy_blocks(copies, /*to_store=*/false, device_, discard_stream_);
+  const CUresult r = copy_blocks(copies, /*to_store=*/false, device_, discard_stream_, &restore_staging_);
   if (r != CUDA_SUCCESS) {
     // After the placement and whatever copies were enqueued: the host writes them all.
     work.stream_syncs.push_back(discard_stream_);

@@ -104,12 +104,15 @@ Nanoseconds Executor::make_room(Policy& policy, Nanoseconds at, EvictionRecord::
 }
 
 Nanoseconds Executor::migrate(bool to_gpu, Nanoseconds earliest, Nanoseconds duration) {
+  return migrate(to_gpu, earliest, duration, machine_.migrations_overlap);
+}
+
+Nanoseconds Executor::migrate(bool to_gpu, Nanoseconds earliest, Nanoseconds duration, bool overlaps) {
   Nanoseconds& channel = to_gpu ? h2d_free_ : d2h_free_;
-  const Nanoseconds start =
-      std::max(earliest, machine_.migrations_overlap ? channel : std::max(h2d_free_, d2h_free_));
+  const Nanoseconds start = std::max(earliest, overlaps ? channel : std::max(h2d_free_, d2h_free_));
   const Nanoseconds end = start + duration;
   channel = end;
-  if (!machine_.migrations_overlap) h2d_free_ = d2h_free_ = end;
+  if (!overlaps) h2d_free_ = d2h_free_ = end;
   return end;
 }
 
@@ -196,12 +199,14 @@ void Executor::discard(std::span<const BlockIndex> blocks) {
   });
 }
 
-Nanoseconds Executor::write_back(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s) {
+Nanoseconds Executor::write_back(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s,
+                                 bool copies) {
+  const bool overlaps = copies ? machine_.copies_overlap : machine_.migrations_overlap;
   Nanoseconds done = earliest;
   for (BlockIndex b : blocks) {
     if (b >= state_.size() || !on_gpu(b) || pinned(b)) continue;
-    const Nanoseconds end =
-        migrate(false, std::max({earliest, ready_[b], last_use_end_[b]}), transfer_ns(kBlock, gb_per_s));
+    const Nanoseconds end = migrate(false, std::max({earliest, ready_[b], last_use_end_[b]}),
+                                    transfer_ns(kBlock, gb_per_s), overlaps);
     stats_.d2h_bytes += kBlock;
     ++stats_.evicted_blocks;
     if (record_) evictions_.push_back(EvictionRecord{current_kernel_, b, EvictionRecord::Cause::hint});
@@ -230,14 +235,16 @@ Nanoseconds Executor::drop(std::span<const BlockIndex> blocks, Nanoseconds earli
   return done;
 }
 
-Nanoseconds Executor::bring_in(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s) {
+Nanoseconds Executor::bring_in(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s,
+                               bool copies) {
+  const bool overlaps = copies ? machine_.copies_overlap : machine_.migrations_overlap;
   Nanoseconds done = earliest;
   for (BlockIndex b : blocks) {
     if (b >= state_.size() || on_gpu(b)) continue;
     if (free_blocks() == 0) make_room(*policy_, earliest, EvictionRecord::Cause::prefetch);
     Nanoseconds ready = std::max(earliest, take_slot());
     if (gb_per_s > 0 && state_[b] == BlockState::host) {
-      ready = migrate(true, ready, transfer_ns(kBlock, gb_per_s));
+      ready = migrate(true, ready, transfer_ns(kBlock, gb_per_s), overlaps);
       stats_.h2d_bytes += kBlock;
     }
     ++stats_.prefetched_blocks;

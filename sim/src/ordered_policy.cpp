@@ -170,7 +170,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     if (!d.swap_out.empty()) {
       const std::span<const BlockIndex> blocks = blocks_of(d.swap_out);
       host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.swap_out) / kBlock) + us_to_ns(m.discard_call_us);
-      copies_done = executor.write_back(blocks, std::max(host_, after_placement), m.copy_d2h_gb_per_s);
+      copies_done = executor.write_back(blocks, std::max(host_, after_placement), m.copy_d2h_gb_per_s, true);
       if (m.swap_holds_thread) host_ = std::max(host_, copies_done);
     }
     Nanoseconds moved = copies_done;
@@ -202,8 +202,8 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     Nanoseconds done = std::max(placed, executor.bring_in(blocks_of(d.place), placed, 0));
     if (!d.restore.empty()) {
       host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.restore) / kBlock);
-      done = std::max(done,
-                      executor.bring_in(blocks_of(d.restore), std::max(placed, host_), m.copy_h2d_gb_per_s));
+      done = std::max(
+          done, executor.bring_in(blocks_of(d.restore), std::max(placed, host_), m.copy_h2d_gb_per_s, true));
     }
     discard_stream_free_ = done;  // the copies back run on the discard stream too
     set_done(placement_done_, d.placement_number, done);
@@ -217,7 +217,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
         earliest, us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.restore_ahead), m.place_gb_per_s));
     host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.restore_ahead) / kBlock);
     const Nanoseconds done =
-        executor.bring_in(blocks_of(d.restore_ahead), std::max(placed, host_), m.copy_h2d_gb_per_s);
+        executor.bring_in(blocks_of(d.restore_ahead), std::max(placed, host_), m.copy_h2d_gb_per_s, true);
     discard_stream_free_ = std::max(discard_stream_free_, done);
     set_done(placement_done_, d.ahead_placement_number, done);
   }

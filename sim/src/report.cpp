@@ -15,8 +15,10 @@ std::optional<std::uint64_t> floor_ns(const ReplayReport& report) {
         transfer_ns(result.stats.h2d_bytes, std::max(m.prefetch_h2d_gb_per_s, m.copy_h2d_gb_per_s));
     const std::uint64_t out =
         transfer_ns(result.stats.d2h_bytes, std::max(m.prefetch_d2h_gb_per_s, m.copy_d2h_gb_per_s));
-    // Migrations that take turns move the oracle's bytes one way after the other.
-    return std::max(report.compute_ns, report.machine.migrations_overlap ? std::max(in, out) : in + out);
+    // Moves that take turns move the oracle's bytes one way after the other; deepum's copies may
+    // not (copies_overlap), and no policy beats the faster way.
+    const bool overlap = m.migrations_overlap || m.copies_overlap;
+    return std::max(report.compute_ns, overlap ? std::max(in, out) : in + out);
   }
   return std::nullopt;
 }

@@ -17,10 +17,11 @@ TEST_CASE("sim machine: the H200 preset carries the measured figures") {
   CHECK(m.prefetch_d2h_call_us == doctest::Approx(230.0));
   CHECK(m.fault_h2d_gb_per_s == doctest::Approx(13.0));
   CHECK(m.fault_us == doctest::Approx(27.0));
-  // Copies of managed memory to and from deepum's pinned store take turns.
+  // The driver's moves take turns; deepum's swap copies, staged through device memory, do not.
   CHECK_FALSE(m.migrations_overlap);
-  CHECK(m.copy_d2h_gb_per_s == doctest::Approx(49.0));
-  CHECK(m.copy_h2d_gb_per_s == doctest::Approx(42.5));
+  CHECK(m.copies_overlap);
+  CHECK(m.copy_d2h_gb_per_s == doctest::Approx(47.9));
+  CHECK(m.copy_h2d_gb_per_s == doctest::Approx(47.9));
 }
 
 TEST_CASE("sim machine: transfer time is bytes over GB/s in nanoseconds, rounded up") {
@@ -53,6 +54,10 @@ TEST_CASE("sim machine: JSON overrides keys and keeps the rest") {
   const MachineLoad overlap_again = parse_machine_model(machine_model_json(*overlap.model), "again.json");
   REQUIRE(overlap_again.model.has_value());
   CHECK(overlap_again.model->migrations_overlap);
+  const MachineLoad turns = parse_machine_model(R"({"copies_overlap": false})", "m.json");
+  REQUIRE(turns.model.has_value());
+  CHECK_FALSE(turns.model->copies_overlap);
+  CHECK_FALSE(parse_machine_model(machine_model_json(*turns.model), "again.json").model->copies_overlap);
   const MachineLoad bytes = parse_machine_model(R"({"capacity_bytes": 4194304})", "m.json");
   REQUIRE(bytes.model.has_value());
   CHECK(bytes.model->capacity_bytes == 4'194'304);

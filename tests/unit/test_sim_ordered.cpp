@@ -134,6 +134,39 @@ TEST_CASE("the program's thread held by a swap delays the launches behind it") {
   CHECK(held_thread.stats.total_ns > free_thread.stats.total_ns);
 }
 
+TEST_CASE("swap copies that take turns, out and back, make a swapping loop slower") {
+  // Eight 8 MiB tensors named in a loop under a 32 MiB limit: once the loop is learned, tensors
+  // come back ahead while others are copied out. Slow copies (16 ms a tensor) set the pace.
+  constexpr std::uint64_t kTensors = 8;
+  WorkloadBuilder builder;
+  for (std::uint64_t t = 0; t < kTensors; ++t)
+    builder.add(core::RangeEvent{core::RangeEvent::Kind::allocated, 1, kRanges[0] + t * kTensor, kTensor});
+  for (std::uint64_t i = 0; i < 6 * kTensors; ++i) {
+    core::KernelLaunch launch;
+    launch.correlation_id = 100 + i;
+    launch.execution_key = launch.function = i % kTensors + 1;
+    launch.host_time = (i + 1) * kFastHostNs;
+    launch.pointer_count = 1;
+    launch.pointers[0] = kRanges[0] + (i % kTensors) * kTensor;
+    builder.add(launch);
+    builder.add(core::LaunchOperands{launch.correlation_id, true, false, {launch.pointers[0]}, {kTensor}});
+    builder.add(core::KernelExecution{.correlation_id = launch.correlation_id,
+                                      .start = (i + 1) * kStepNs,
+                                      .end = (i + 1) * kStepNs + kKernelNs});
+  }
+  const Workload w = builder.finish();
+  MachineModel machine = MachineModel::h200();
+  machine.copy_d2h_gb_per_s = machine.copy_h2d_gb_per_s = 0.5;
+  std::unique_ptr<Policy> overlapping = make_policy("deepum-swap", 4 * kTensor);
+  const SimResult both_ways = simulate(w, machine, *overlapping);
+  machine.copies_overlap = false;
+  std::unique_ptr<Policy> taking_turns = make_policy("deepum-swap", 4 * kTensor);
+  const SimResult turns = simulate(w, machine, *taking_turns);
+  CHECK(both_ways.stats.h2d_bytes > 0);
+  CHECK(turns.stats.h2d_bytes == both_ways.stats.h2d_bytes);
+  CHECK(turns.stats.total_ns > both_ways.stats.total_ns);
+}
+
 TEST_CASE("a program thread slower than the GPU sets the pace: the traced host gaps are replayed") {
   const Workload fast = training_loop(4, true).finish();
   const Workload slow = training_loop(4, true, 3 * kKernelNs).finish();

@@ -25,12 +25,14 @@ inline RealFunction<decltype(&::cuEventElapsedTime_v2)> event_elapsed_time{"cuEv
                                                                            Library::libcuda};
 inline RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Library::libcuda};
 inline RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
+inline RealFunction<decltype(&::cuMemAlloc_v2)> mem_alloc{"cuMemAlloc_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuMemAdvise_v2)> mem_advise{"cuMemAdvise_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuMemHostAlloc)> mem_host_alloc{"cuMemHostAlloc", Library::libcuda};
 inline RealFunction<decltype(&::cuMemFreeHost)> mem_free_host{"cuMemFreeHost", Library::libcuda};
 inline RealFunction<decltype(&::cuMemcpyDtoHAsync_v2)> memcpy_dtoh_async{"cuMemcpyDtoHAsync_v2",
                                                                          Library::libcuda};
+inline RealFunction<decltype(&::cuMemcpyAsync)> memcpy_async{"cuMemcpyAsync", Library::libcuda};
 inline RealFunction<decltype(&::cuMemcpyBatchAsync_v2)> memcpy_batch_async{"cuMemcpyBatchAsync_v2",
                                                                            Library::libcuda};
 inline RealFunction<decltype(&::cuMemcpyHtoDAsync_v2)> memcpy_htod_async{"cuMemcpyHtoDAsync_v2",

@@ -101,6 +101,7 @@ class EvictionThread {
   // only in a stream of its own context).
   CUevent moved_ = nullptr;
   CUstream relay_ = nullptr;
+  Staging staging_;  // the swaps' copies pass through it (in the thread's context)
   std::thread thread_;
   std::mutex mutex_;  // what follows; never held across a driver call
   std::condition_variable wake_, issued_wake_;

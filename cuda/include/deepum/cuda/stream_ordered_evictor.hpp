@@ -365,6 +365,7 @@ class StreamOrderedEvictor {
   // Places blocks on the host before the host copies their contents back: a page the host writes
   // after a discard faults in one by one (0.6-0.9 GB/s; placed first, 4.5 GB/s).
   CUstream host_place_stream_ = nullptr;
+  Staging restore_staging_;  // the copies back from the store pass through it (the discard stream's)
   std::atomic<std::uint64_t> anchor_time_{0};  // 0: not set yet (written by the worker alone)
   std::uint64_t last_poll_ = 0;
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};

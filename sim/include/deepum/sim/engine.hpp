@@ -98,13 +98,17 @@ class Executor {
   // (OrderedPolicy): no host call is charged (the policy keeps the program thread's time), each
   // starts no earlier than `earliest` and, for a block leaving, than its last use; each returns
   // when it is done (`earliest` when nothing moved). Blocks not where the move starts are skipped.
-  // Write back to the host at `gb_per_s` (a driver move, or a copy into a host store).
-  Nanoseconds write_back(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s);
+  // Write back to the host at `gb_per_s` (a driver move, or a copy into a host store); `copies`:
+  // deepum's copies, whose directions overlap as the machine's copies_overlap says (else as its
+  // migrations_overlap).
+  Nanoseconds write_back(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s,
+                         bool copies = false);
   // Drop where they are: nothing is written back.
   Nanoseconds drop(std::span<const BlockIndex> blocks, Nanoseconds earliest);
   // Make resident, usable at the time returned: the host's data copied at `gb_per_s`, or nothing
   // copied when `gb_per_s` is 0 (a placement: the contents are dead or about to be overwritten).
-  Nanoseconds bring_in(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s);
+  Nanoseconds bring_in(std::span<const BlockIndex> blocks, Nanoseconds earliest, double gb_per_s,
+                       bool copies = false);
   // The current kernel may not start before `time` (its launch, or a wait its stream was given).
   void hold_kernel_until(Nanoseconds time) { kernel_not_before_ = std::max(kernel_not_before_, time); }
 
@@ -134,9 +138,11 @@ class Executor {
   Nanoseconds host_call(double call_us);  // returns when the call returns
   Nanoseconds take_slot();                // occupies a free block; returns when it is free
   Nanoseconds make_room(Policy& policy, Nanoseconds at, EvictionRecord::Cause cause);  // driver eviction
-  // A migration of `duration` one way, starting no earlier than `earliest` nor before the link is
-  // free (either way, unless the machine's migrations overlap); returns its end.
+  // A move of `duration` one way, starting no earlier than `earliest` nor before the link is free
+  // (either way, unless `overlaps`: the machine's migrations_overlap, or for deepum's copies its
+  // copies_overlap); returns its end.
   Nanoseconds migrate(bool to_gpu, Nanoseconds earliest, Nanoseconds duration);
+  Nanoseconds migrate(bool to_gpu, Nanoseconds earliest, Nanoseconds duration, bool overlaps);
   void occupy(BlockIndex block, Nanoseconds ready);
   void vacate(BlockIndex block, BlockState to);
   void lru_push_front(BlockIndex block);

@@ -45,10 +45,11 @@ struct MachineModel {
   // and whether the thread is held until the copies out of a swap are done (the discard after
   // them returns only then) rather than returning once they are enqueued.
   bool swap_holds_thread = false;
-  // Whether migrations to the GPU and to the host run at the same time (false: they take turns).
-  // Pinned copies do (97 GB/s both ways on the H200); for Unified Memory's migrations it is not
-  // settled (docs/simulator.md, "Approximations").
+  // Whether moves to the GPU and to the host run at the same time (false: they take turns): the
+  // driver's migrations and copies between managed and pinned memory take turns; deepum's swap
+  // copies, staged through device memory, run both ways at once (copies_overlap).
   bool migrations_overlap = true;
+  bool copies_overlap = true;
 
   // An H200 on PCIe Gen5 x16, driver 580, CUDA 13.0: the figures and their sources are in
   // docs/simulator.md, "Machine model keys".
