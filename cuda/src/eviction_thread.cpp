@@ -3,8 +3,10 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <future>
 
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_functions.hpp"
@@ -34,9 +36,16 @@ std::string EvictionThread::start() {
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);
-  thread_ = std::thread([this] { run(); });
+  std::promise<bool> bound;
+  std::future<bool> bound_future = bound.get_future();
+  thread_ = std::thread([this, &bound] { run(bound); });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   pthread_setname_np(thread_.native_handle(), "deepum-evictions");
+  // A thread without a context could issue nothing, and what it was handed would be lost.
+  if (!bound_future.get()) {
+    thread_.join();
+    return "the eviction thread could not make its context current";
+  }
   return {};
 }
 
@@ -82,10 +91,17 @@ std::vector<EvictionThread::Failed> EvictionThread::take_failed() {
   return std::exchange(failed_, {});
 }
 
-void EvictionThread::run() {
+void EvictionThread::run(std::promise<bool>& bound) {
   const OwnMovesScope own;  // this thread's copies pass through deepum's callbacks
-  const bool bound =
-      ctx_set_current.get()(own_context_ != nullptr ? own_context_ : program_context_) == CUDA_SUCCESS;
+  if (ctx_set_current.get()(own_context_ != nullptr ? own_context_ : program_context_) != CUDA_SUCCESS) {
+    bound.set_value(false);
+    return;
+  }
+  if (!staging_.allocate())
+    core::logger().warn(
+        "no device memory for the swaps' copies to pass through: they take turns with the "
+        "copies back");
+  bound.set_value(true);  // `bound` is gone from here on
   std::unique_lock lock(mutex_);
   while (true) {
     wake_.wait(lock, [this] { return stopping_ || !handed_.empty(); });
@@ -93,18 +109,19 @@ void EvictionThread::run() {
     Handed handed = std::move(handed_.front());
     handed_.pop_front();
     lock.unlock();
-    const bool moved = bound && issue(handed.eviction);
+    const bool moved = issue(handed.eviction);
     lock.lock();
     if (!moved)
       failed_.push_back({std::move(handed.eviction.to_host), handed.eviction.waited, handed.number});
-    issued_.store(handed.number, std::memory_order_release);
+    // Never back: drop_handed() may have counted later ones issued already.
+    issued_.store(std::max(issued_.load(std::memory_order_relaxed), handed.number),
+                  std::memory_order_release);
     issued_wake_.notify_all();
   }
 }
 
 void EvictionThread::swap_out(const Eviction& eviction, CUresult after_ready) {
   CUresult r = after_ready;
-  staging_.allocate();
   if (r == CUDA_SUCCESS) r = copy_blocks(eviction.copies, /*to_store=*/true, device_, stream_, &staging_);
   if (r == CUDA_SUCCESS && !eviction.dropped.empty()) {
     BatchRanges batch(eviction.dropped);
@@ -114,15 +131,18 @@ void EvictionThread::swap_out(const Eviction& eviction, CUresult after_ready) {
   }
   if (r == CUDA_SUCCESS) return;
   // Whatever was enqueued ends first, and the victims' users: then the host reads each block
-  // (managed memory is the host's to read) into its slot. Nothing is dropped: the blocks stay
-  // where they are, and a copy back writes them with the same contents.
+  // (managed memory is the host's to read) into its slot. Nothing is dropped: a copy back later
+  // writes the blocks with the same contents. Where the waits fail, the context is going away
+  // (abandon()) and its memory with it: nothing is read.
+  CUresult waited = CUDA_ERROR_NOT_SUPPORTED;
   if (after_ready == CUDA_SUCCESS && stream_synchronize.get() != nullptr) {
-    stream_synchronize.get()(stream_);
+    waited = stream_synchronize.get()(stream_);
   } else if (event_synchronize.get() != nullptr) {
     ctx_set_current.get()(program_context_);  // the event is the program context's
-    event_synchronize.get()(eviction.ready);
+    waited = event_synchronize.get()(eviction.ready);
     if (own_context_ != nullptr) ctx_set_current.get()(own_context_);
   }
+  if (waited != CUDA_SUCCESS || abandoned_.load(std::memory_order_acquire)) return;
   for (const BlockCopy& copy : eviction.copies)
     std::memcpy(copy.slot, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(copy.block)),
                 copy.bytes);
@@ -161,7 +181,8 @@ bool EvictionThread::issue(const Eviction& eviction) {
                                                     std::chrono::steady_clock::now() - started)
                                                     .count()),
                      std::memory_order_relaxed);
-  if (r == CUDA_SUCCESS) return true;
+  // A swap alone never fails (swap_out copied it on the host where the driver refused it).
+  if (r == CUDA_SUCCESS || eviction.to_host.empty()) return true;
   if (failures_.fetch_add(1, std::memory_order_relaxed) == 0)
     core::logger().warn(
         "an eviction on deepum's eviction thread failed ({}); later failures are only counted",
@@ -169,11 +190,19 @@ bool EvictionThread::issue(const Eviction& eviction) {
   return false;
 }
 
+void EvictionThread::drop_handed() {
+  abandoned_.store(true, std::memory_order_release);
+  handed_.clear();
+  // Counted as issued, so that no one waits for them (their events mean nothing any more).
+  issued_.store(next_number_, std::memory_order_release);
+  issued_wake_.notify_all();
+}
+
 void EvictionThread::abandon() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    handed_.clear();
+    drop_handed();
   }
   wake_.notify_all();
 }
@@ -182,7 +211,7 @@ void EvictionThread::stop(bool discard_pending) {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    if (discard_pending) handed_.clear();
+    if (discard_pending) drop_handed();
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();

@@ -17,10 +17,12 @@ bool issuing_own_moves() { return t_issuing; }
 OwnMovesScope::OwnMovesScope() : was_(t_issuing) { t_issuing = true; }
 OwnMovesScope::~OwnMovesScope() { t_issuing = was_; }
 
-void Staging::allocate() {
-  if (asked_ || mem_alloc.get() == nullptr) return;
-  asked_ = true;
-  if (mem_alloc.get()(&buffer_, kBytes) != CUDA_SUCCESS) buffer_ = 0;
+bool Staging::allocate() {
+  if (!asked_ && mem_alloc.get() != nullptr) {
+    asked_ = true;
+    if (mem_alloc.get()(&buffer_, kBytes) != CUDA_SUCCESS) buffer_ = 0;
+  }
+  return buffer_ != 0;
 }
 
 namespace {

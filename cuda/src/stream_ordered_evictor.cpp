@@ -86,9 +86,13 @@ std::string StreamOrderedEvictor::create() {
     anchor_stream_ = nullptr;
     return describe("cuStreamCreate", r);
   }
-  if (swaps_ && stream_create.get()(&host_place_stream_, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
-    host_place_stream_ = nullptr;  // the host copies back into blocks it faults in one by one
-  if (swaps_) restore_staging_.allocate();
+  CUstream host_place = nullptr;  // none: the host copies back into blocks it faults in one by one
+  if (swaps_ && stream_create.get()(&host_place, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS)
+    host_place_stream_.store(host_place);
+  if (swaps_ && !restore_staging_.allocate())
+    core::logger().warn(
+        "no device memory for the copies back from the swap store to pass through: they "
+        "take turns with the copies out");
   for (std::size_t i = 0; i < kEvents; ++i) {
     CUevent event = nullptr;
     if (CUresult r = event_create.get()(&event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
@@ -97,10 +101,10 @@ std::string StreamOrderedEvictor::create() {
     ++events_created_;
   }
   if (swaps_) {
-    if (memcpy_dtoh_async.get() == nullptr || memcpy_htod_async.get() == nullptr ||
-        discard_batch.get() == nullptr || discard_and_prefetch.get() == nullptr) {
-      return "swaps (mode fast) need cuMemcpyDtoHAsync, cuMemcpyHtoDAsync, cuMemDiscardBatchAsync "
-             "and cuMemDiscardAndPrefetchBatchAsync";
+    if (memcpy_async.get() == nullptr || discard_batch.get() == nullptr ||
+        discard_and_prefetch.get() == nullptr) {
+      return "swaps (mode fast) need cuMemcpyAsync, cuMemDiscardBatchAsync and "
+             "cuMemDiscardAndPrefetchBatchAsync";
     }
     store_ = std::make_unique<HostSwapStore>(swap_store_bytes_);
   }
@@ -130,6 +134,7 @@ void StreamOrderedEvictor::forget_context_handles() {
   markers_.clear();
   releases_.clear();
   restore_staging_.forget();
+  host_place_stream_.store(nullptr);
 }
 
 void StreamOrderedEvictor::stop(bool contents_lost) {
@@ -271,16 +276,16 @@ void StreamOrderedEvictor::run(HostWork& work) {
 }
 
 void StreamOrderedEvictor::place_on_host(const std::vector<BlockCopy>& copies) {
-  if (host_place_stream_ == nullptr || copies.empty()) return;
+  CUstream on = host_place_stream_.load();
+  if (on == nullptr || copies.empty()) return;
   std::vector<core::AddressRange> blocks;
   blocks.reserve(copies.size());
   for (const BlockCopy& copy : copies) blocks.push_back({copy.block, copy.bytes});
   CUmemLocation host{};
   host.type = CU_MEM_LOCATION_TYPE_HOST;
   // A failure leaves the pages where they are: the host faults them in as it writes.
-  if (discard_and_prefetch_to(blocks, host, host_place_stream_) == CUDA_SUCCESS &&
-      stream_synchronize.get() != nullptr)
-    stream_synchronize.get()(host_place_stream_);
+  if (discard_and_prefetch_to(blocks, host, on) == CUDA_SUCCESS && stream_synchronize.get() != nullptr)
+    stream_synchronize.get()(on);
 }
 
 CUevent StreamOrderedEvictor::take_event() {

@@ -73,7 +73,8 @@ class PipelineSink final : public cupti_tracer::EventSink {
     if (evictor_ != nullptr) report(evictor_->before_launch(launch, every), launch.host_time);
   }
   void on_copy(const core::CopyLaunch& copy) override {
-    if (records_trace_file_) pipeline_.on_copy_launch(copy);
+    // deepum's own copies (swaps) are not the program's: the replay decides them itself.
+    if (records_trace_file_ && !issuing_own_moves()) pipeline_.on_copy_launch(copy);
     if (evictor_ == nullptr) return;
     if (copy.unnamed_memory) {
       evictor_->forget_fresh();  // nothing to order before it: its operands are unknown

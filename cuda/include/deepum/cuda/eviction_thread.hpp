@@ -22,6 +22,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -71,7 +72,8 @@ class EvictionThread {
     std::uint32_t number = 0;  // as hand_over returned it
   };
   std::vector<Failed> take_failed();
-  // Time this thread spent in the driver's move calls.
+  // Time this thread spent issuing evictions: the driver's move calls, and a refused swap's copies
+  // on the host.
   std::uint64_t held_ns() const { return held_ns_.load(std::memory_order_relaxed); }
   std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
   // Issues what was handed over, then ends the thread; with `discard_pending` (the context is
@@ -86,7 +88,11 @@ class EvictionThread {
     Eviction eviction;
     std::uint32_t number = 0;
   };
-  void run();
+  // Makes the thread's context current and tells `bound` whether it could; then issues what is
+  // handed over until stop().
+  void run(std::promise<bool>& bound);
+  // Under mutex_: what was handed over is dropped (its context is going away) and counted issued.
+  void drop_handed();
   std::string create_own_context();      // own_context_, stream_, moved_ and relay_; empty on success
   bool issue(const Eviction& eviction);  // false: the driver refused the moves to the host
   // The swap's part: copies into the store, then the drop; the host copies where the driver refuses.
@@ -111,6 +117,7 @@ class EvictionThread {
   bool stopping_ = false;
   std::atomic<std::uint32_t> issued_{0};
   std::atomic<std::uint64_t> held_ns_{0}, failures_{0};
+  std::atomic<bool> abandoned_{false};  // the context is going away: no memory of it is read
 };
 
 }  // namespace deepum::cuda

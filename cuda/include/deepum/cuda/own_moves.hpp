@@ -40,9 +40,9 @@ struct BlockCopy {
 class Staging {
  public:
   static constexpr std::uint64_t kBytes = std::uint64_t{32} << 20;
-  // Device memory in the current context, asked for once; empty (copies go direct) where the
+  // Device memory in the current context, asked for once; false (copies go direct) where the
   // driver refuses it.
-  void allocate();
+  bool allocate();
   // The context is gone: the buffer went with it.
   void forget() { buffer_ = 0; }
   CUdeviceptr buffer() const { return buffer_; }

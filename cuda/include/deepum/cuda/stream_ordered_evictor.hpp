@@ -21,9 +21,9 @@
 // its memory resident instead of faulting it in page by page.
 //
 // Swapping (stream_ordered_swap): live victims are copied into pinned host memory of deepum's
-// (HostSwapStore) on the eviction stream and then dropped on the GPU; a launch naming one has it
-// placed and copied back on the discard stream, ordered like a placement. An operation that may
-// reach memory it does not name first has every swapped block copied back by the host.
+// (HostSwapStore) and then dropped on the GPU, by the eviction thread where there is one; a launch
+// naming one has it placed and copied back on the discard stream, ordered like a placement. An operation that
+// may reach memory it does not name first has every swapped block copied back by the host.
 //
 // With an eviction thread (stream_ordered_eviction_thread), every eviction is issued there
 // (EvictionThread, in a CUDA context of its own), not in the program's thread, which the driver
@@ -277,7 +277,7 @@ class StreamOrderedEvictor {
   CUresult swap_out(const std::vector<BlockCopy>& copies, const std::vector<core::AddressRange>& dropped,
                     HostWork& work);
   // Enqueues on the discard stream, after a placement of `restore`, the copies back from the store.
-  // An error: the host copies the rest back itself (in `work`).
+  // An error: the host copies them all back itself (in `work`), after what was enqueued.
   CUresult copy_back(const std::vector<core::AddressRange>& restore, HostWork& work);
   // Copies swapped blocks back into managed memory on the host, after every move in flight (the
   // copies out among them): their slots detached now, the copies in `work`.
@@ -364,7 +364,7 @@ class StreamOrderedEvictor {
   CUstream anchor_stream_ = nullptr;  // idle: the anchor is not queued behind evictions
   // Places blocks on the host before the host copies their contents back: a page the host writes
   // after a discard faults in one by one (0.6-0.9 GB/s; placed first, 4.5 GB/s).
-  CUstream host_place_stream_ = nullptr;
+  std::atomic<CUstream> host_place_stream_{nullptr};  // null once the context is gone
   Staging restore_staging_;  // the copies back from the store pass through it (the discard stream's)
   std::atomic<std::uint64_t> anchor_time_{0};  // 0: not set yet (written by the worker alone)
   std::uint64_t last_poll_ = 0;
