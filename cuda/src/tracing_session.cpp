@@ -18,6 +18,7 @@
 
 #include "deepum/config/validate.hpp"
 #include "deepum/core/capture_gate.hpp"
+#include "deepum/core/indirect_kernels.hpp"
 #include "deepum/core/live_buffers.hpp"
 #include "deepum/core/trace_recorder.hpp"
 #include "deepum/cuda/dead_memory_discarder.hpp"
@@ -67,6 +68,10 @@ class PipelineSink final : public cupti_tracer::EventSink {
                bool records_trace_file)
       : pipeline_(pipeline), markers_(markers), evictor_(evictor), records_trace_file_(records_trace_file) {}
   void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every) override {
+    // The thread that launches such a kernel first stops placing before it (another thread that
+    // launches meanwhile waits for the copies back, or does them).
+    if (indirect_seen_.load(std::memory_order_acquire) && !placing_stopped_.load(std::memory_order_acquire))
+      stop_placing_for_indirect_kernels();
     pipeline_.on_launch(launch);
     if (records_trace_file_) post_operands(launch, every);
     if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
@@ -88,6 +93,9 @@ class PipelineSink final : public cupti_tracer::EventSink {
   void on_driver_action(const core::DriverAction& action) override { pipeline_.on_driver_action(action); }
   void on_function_name(std::uint64_t function, const char* name) override {
     pipeline_.on_function_name(function, name);
+    // Acted on at its launch, which follows at once (no CUDA here).
+    if (evictor_ != nullptr && core::reaches_buffers_indirectly(name))
+      indirect_seen_.store(true, std::memory_order_release);
   }
   void on_context_destroying(std::uint64_t context) override;
 
@@ -127,10 +135,21 @@ class PipelineSink final : public cupti_tracer::EventSink {
       pipeline_.on_hint({core::Hint::Kind::prefetch_to_gpu, time, range.address, range.bytes});
   }
 
+  // A kernel that reaches its buffers through its library's own structures (NCCL) uses memory no
+  // launch names: swapped blocks are copied back, and nothing is swapped or placed from now on.
+  void stop_placing_for_indirect_kernels() {
+    evictor_->stop_placing();  // returns once every swapped block is copied back
+    if (!placing_stopped_.exchange(true, std::memory_order_acq_rel))
+      core::logger().warn(
+          "NCCL kernels reach buffers deepum cannot see: swaps and placement of fresh blocks are off from "
+          "here on (evictions go on)");
+  }
+
   EventPipeline& pipeline_;
   ProgressMarkers* markers_;
   StreamOrderedEvictor* evictor_;
   const bool records_trace_file_;
+  std::atomic<bool> indirect_seen_{false}, placing_stopped_{false};
 };
 
 struct Runtime {

@@ -13,6 +13,7 @@
 #include "deepum/core/deferred_free_queue.hpp"
 #include "deepum/core/entry_point_table.hpp"
 #include "deepum/core/exit_report.hpp"
+#include "deepum/core/indirect_kernels.hpp"
 #include "deepum/core/managed_registry.hpp"
 #include "deepum/core/pytorch_alloc_conf.hpp"
 #include "deepum/core/statistics.hpp"
@@ -190,4 +191,17 @@ TEST_CASE("statistics render as a summary and as JSON") {
   CHECK(json["entry_points_via_dlsym"] == 1);
   CHECK(format_bytes(512) == "512 B");
   CHECK(format_bytes(1536) == "1.50 KiB");
+}
+
+TEST_CASE("NCCL's kernels are known to reach buffers their parameters do not name") {
+  // Names as CUPTI gives them: NCCL's kernels are C++, so mangled; older NCCL named them ncclKernel_.
+  CHECK(reaches_buffers_indirectly(
+      "_Z29ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"));
+  CHECK(reaches_buffers_indirectly("ncclDevKernel_Generic"));
+  CHECK(reaches_buffers_indirectly("_Z37ncclKernel_AllReduce_RING_LL_Sum_floatP11ncclDevComm"));
+  CHECK_FALSE(reaches_buffers_indirectly("ampere_sgemm_128x64_nn"));
+  CHECK_FALSE(
+      reaches_buffers_indirectly("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEE"));
+  CHECK_FALSE(reaches_buffers_indirectly("nccl_like_user_kernel"));
+  CHECK_FALSE(reaches_buffers_indirectly(""));
 }
