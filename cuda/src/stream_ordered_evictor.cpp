@@ -726,8 +726,20 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
   if (r != CUDA_SUCCESS) return give_back(r);
   std::vector<BlockCopy> copies;
   if (!decision.swap_out.empty()) take_slots(decision, copies);
-  std::vector<core::AddressRange> moved = decision.evict;
-  moved.insert(moved.end(), decision.swap_out.begin(), decision.swap_out.end());
+  // In flight from here on (handed over, or enqueued here): the launch's stream waits for it now
+  // where the model says so (on the host, once the thread has issued it or where the stream
+  // cannot wait).
+  const auto track = [&](std::uint32_t handed_over, CUevent relayed) {
+    std::vector<core::AddressRange> moved = decision.evict;
+    moved.insert(moved.end(), decision.swap_out.begin(), decision.swap_out.end());
+    in_flight_.push_back({done, std::move(moved), Move::eviction, host_time, 0, false,
+                          decision.eviction_number, handed_over, relayed});
+    if (decision.wait_for_evict) {
+      evicted = {done, handed_over};
+      wait_in_program_stream(stream, evicted, work);
+    }
+    return true;
+  };
   if (ready != nullptr) {
     // Everything to the thread, the swap's copies and drop included: a drop issued while a copy of
     // managed memory runs holds its caller until that copy ends (bench/swap_call_probe.cu). Our
@@ -738,16 +750,7 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
             ? eviction_thread_->hand_over(
                   {ready, done, decision.evict, copies, decision.swap_out, decision.wait_for_evict})
             : 0;
-    if (number != 0) {
-      in_flight_.push_back({done, std::move(moved), Move::eviction, host_time, 0, false,
-                            decision.eviction_number, number, ready});
-      if (decision.wait_for_evict) {
-        // Handed over, it happens: the launch's stream waits for it once the thread has issued it.
-        evicted = {done, number};
-        wait_in_program_stream(stream, evicted, work);
-      }
-      return true;
-    }
+    if (number != 0) return track(number, ready);
     free_events_.push_back(std::exchange(ready, nullptr));
   }
   // The thread stopped (the process exits) or there is none: issued here, the swapped blocks first.
@@ -772,14 +775,7 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     free_events_.push_back(done);
     return true;
   }
-  in_flight_.push_back(
-      {done, std::move(moved), Move::eviction, host_time, 0, false, decision.eviction_number});
-  if (decision.wait_for_evict) {
-    // Enqueued, it happens: where the launch's stream cannot wait for it, the host does.
-    evicted = {done, 0};
-    wait_in_program_stream(stream, evicted, work);
-  }
-  return true;
+  return track(0, nullptr);
 }
 
 void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction& decision,
