@@ -27,18 +27,18 @@ MachineModel MachineModel::h200() {
   m.discard_call_us = 110.0;                    // assumed equal to a prefetch call
   m.discard_gb_per_s = 268.0;                   // 2 GiB discarded in 8 ms
   // Copies between managed memory and pinned memory take turns, whichever streams they are on
-  // (swap_call_probe: 256 MiB out and 256 MiB in, 9.6-10.2 ms together, 5.5 and 6.2 alone).
+  // (swap_call_probe: 256 MiB out and 256 MiB in, 9.6-10.0 ms together, 5.5 and 5.7-6.5 alone).
   m.migrations_overlap = false;
   m.copies_overlap = true;  // staged through device memory: 256 MiB each way in 5.6 ms
   m.launch_us = 5.0;        // assumed: a PyTorch operation's host time, a few us
   // swap_call_probe, 256 MiB in 2 MB blocks queued behind other work, staged through device
-  // memory both ways at once: 47.9 GB/s each way (batched, one way: in 41-43, out 48.8-49.1
+  // memory both ways at once: 47.9 GB/s each way (batched, one way: in 39-44, out 48.8-49.1
   // GB/s, 0.48-0.69 ms of host time).
   m.copy_h2d_gb_per_s = 47.9;
   m.copy_d2h_gb_per_s = 47.9;
   m.copy_call_us = 4.3;
   m.place_call_us = 34.6;       // the H100's (um_move_probe place_in_2MiB_calls)
-  m.place_gb_per_s = 300.0;     // swap_call_probe place_held: 256 MiB in 0.57-0.95 ms
+  m.place_gb_per_s = 300.0;     // swap_call_probe place_held: 256 MiB in 0.60-0.85 ms
   m.swap_holds_thread = false;  // the swap is issued by deepum's eviction thread
   return m;
 }

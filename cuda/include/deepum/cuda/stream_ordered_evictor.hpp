@@ -363,7 +363,7 @@ class StreamOrderedEvictor {
   CUevent anchor_ = nullptr;
   CUstream anchor_stream_ = nullptr;  // idle: the anchor is not queued behind evictions
   // Places blocks on the host before the host copies their contents back: a page the host writes
-  // after a discard faults in one by one (0.6-0.9 GB/s; placed first, 4.5 GB/s).
+  // after a discard faults in one by one (0.6-0.9 GB/s; placed first, 3.5-4.5 GB/s).
   std::atomic<CUstream> host_place_stream_{nullptr};  // null once the context is gone
   Staging restore_staging_;  // the copies back from the store pass through it (the discard stream's)
   std::atomic<std::uint64_t> anchor_time_{0};  // 0: not set yet (written by the worker alone)
