@@ -22,6 +22,13 @@ void for_each_block(const std::vector<core::AddressRange>& ranges, Each&& each) 
       each(at, std::min(core::kBlockBytes, range.address + range.bytes - at));
   }
 }
+
+// Whether any of `ranges` overlaps [address, address + bytes).
+bool overlaps(const std::vector<core::AddressRange>& ranges, std::uint64_t address, std::uint64_t bytes) {
+  return std::any_of(ranges.begin(), ranges.end(), [&](const core::AddressRange& range) {
+    return range.address < address + bytes && address < range.address + range.bytes;
+  });
+}
 }  // namespace
 
 class StreamOrderedEvictor::EnqueueTimer {
@@ -317,12 +324,27 @@ void StreamOrderedEvictor::on_range_allocated(std::uint64_t address, std::uint64
   }
 }
 
-void StreamOrderedEvictor::on_range_freed(std::uint64_t address) noexcept {
-  std::unique_lock lock(mutex_);
-  // A host copy back may be writing into the range: it must end before the driver takes it back.
-  restores_done_.wait(lock, [this] { return host_restores_ == 0; });
-  model_.on_range_freed(address);
-  release_dead_slots();
+void StreamOrderedEvictor::on_range_freed(std::uint64_t address, std::uint64_t bytes) noexcept {
+  HostWork work;
+  {
+    std::unique_lock lock(mutex_);
+    // A host copy back may be writing into the range: it must end before the driver takes it back.
+    restores_done_.wait(lock, [this] { return host_restores_ == 0; });
+    model_.on_range_freed(address);
+    release_dead_slots();
+    if (stopped_) return;
+    // So must every move of ours that reads or writes it. The free synchronizes the program's
+    // context only: the eviction thread's copies run in a context of their own, and one handed
+    // over may not be issued yet (the driver crashes copying from a range freed under it).
+    try {
+      for (const InFlight& move : in_flight_) {
+        if (overlaps(move.ranges, address, bytes)) work.host_waits.push_back({move.done, move.handed_over});
+      }
+    } catch (const std::exception&) {
+      // Out of memory for the list: the moves listed are waited for.
+    }
+  }
+  run(work);
 }
 
 void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,

@@ -710,7 +710,7 @@ void note_range_freeing(std::uint64_t address, std::uint64_t bytes, bool freed) 
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
   if (runtime == nullptr || !runtime->evictor) return;
   if (freed) {
-    runtime->evictor->on_range_freed(address);
+    runtime->evictor->on_range_freed(address, bytes);
   } else {
     runtime->evictor->on_range_allocated(address, bytes);
   }

@@ -2,7 +2,9 @@
 # same_results.sh LIB PROGRAM ARGS...: runs PROGRAM natively, then under libdeepum.so with the
 # environment the test sets, and requires the same `result ...` lines from both (a Python script is
 # run with the Python that holds PyTorch). Skips (77) without a GPU, or without PyTorch for a .py.
+# RESULT_LINES: the part of a line compared (a grep -o pattern; default the `result ...` lines).
 set -euo pipefail
+pattern=${RESULT_LINES:-'^result .*'}
 lib=$1
 shift
 source "$(dirname "$0")/gpu_available.sh"
@@ -17,8 +19,8 @@ env -u DEEPUM_RESIDENT_LIMIT "${run[@]}" >"$work/native.log" 2>&1 || { cat "$wor
 status=0
 LD_PRELOAD="$lib" "${run[@]}" >"$work/deepum.log" 2>&1 || status=$?
 [[ $status -eq 0 ]] || { cat "$work/deepum.log"; echo "FAIL: exit $status under deepum"; exit 1; }
-grep '^result ' "$work/native.log" >"$work/native.results" || true
-grep '^result ' "$work/deepum.log" >"$work/deepum.results" || true
+grep -o "$pattern" "$work/native.log" >"$work/native.results" || true
+grep -o "$pattern" "$work/deepum.log" >"$work/deepum.results" || true
 [[ -s $work/native.results ]] || { cat "$work/native.log"; echo "FAIL: no result lines natively"; exit 1; }
 if ! diff "$work/native.results" "$work/deepum.results"; then
   cat "$work/deepum.log"

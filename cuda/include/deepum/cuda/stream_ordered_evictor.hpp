@@ -99,7 +99,8 @@ class StreamOrderedEvictor {
 
   // Allocation hooks, any thread.
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept;
-  void on_range_freed(std::uint64_t address) noexcept;
+  // Before the range is released: returns once no move of deepum's reads or writes it any more.
+  void on_range_freed(std::uint64_t address, std::uint64_t bytes) noexcept;
   // The program's allocator took a buffer back on `stream`, or handed one out (see
   // LaunchOrderedResidency); any thread. Without discarding, nothing (not even the lock: PyTorch
   // calls these on every allocation).
