@@ -82,6 +82,7 @@ void LaunchOrderedResidency::on_buffer_handed_out(std::uint64_t address, std::ui
     const bool whole = block_base(id) >= address && block_base(id) + kBlockBytes <= end;
     block.fresh_epoch = options_.place_fresh && whole && (block.dead || fresh(block)) ? fresh_epoch_ : 0;
     block.dead = false;
+    if (whole) block.indirect = false;  // a new buffer: no pointer table holds it yet
   }
 }
 
@@ -246,7 +247,7 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
       // be using it), while the store has room.
       bool swap = false;
       if (!droppable && options_.swap && !unnamed_now_ && part_bytes == kBlockBytes) {
-        if (block.other_streams || block.named_stream != stream) {
+        if (block.other_streams || block.named_stream != stream || block.indirect) {
           stats_.swap_skipped_other_stream_bytes += part_bytes;
         } else {
           swap = swapped_bytes_ + part_bytes <= options_.swap_bytes;
@@ -307,6 +308,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
   std::uint64_t new_bytes = 0;
   for (std::size_t index = first; index <= last; ++index) {
     Block& block = range.blocks[index];
+    if (naming_indirect_) block.indirect = true;
     if (block.named_at == now) continue;
     if (block.resident && block.named_stream != stream) block.other_streams = true;
     block.named_at = now;
@@ -364,17 +366,27 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
   return decision;
 }
 
-LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool may_evict) {
+LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool may_evict,
+                                                   const LaunchPointers* referenced) {
   const std::uint64_t now = ++launch_seq_;
   observe(now, copy_address_signature(copy), copy_shape_signature(copy));
   ++stats_.copies;
-  std::vector<AddressRange> unswap = begin_naming(copy.unnamed_memory, may_evict);
+  // A table cut short may point at blocks not listed: as an unseen write, none stays fresh or swapped.
+  const bool unnamed = copy.unnamed_memory || (referenced != nullptr && !referenced->complete);
+  std::vector<AddressRange> unswap = begin_naming(unnamed, may_evict);
   std::uint64_t new_bytes = 0;
   if (copy.bytes != 0) {
     for (std::size_t i = 0; i < copy.operand_count && i < CopyLaunch::kMaxOperands; ++i)
       new_bytes += name(copy.operands[i], copy.bytes, now, copy.stream);
   }
+  if (referenced != nullptr) {
+    naming_indirect_ = true;
+    for (std::size_t i = 0; i < referenced->count; ++i)
+      new_bytes += name(referenced->pointers[i], referenced->extents[i], now, copy.stream);
+    naming_indirect_ = false;
+  }
   LaunchEviction decision = decide(new_bytes, now, copy.stream, may_evict);
+  decision.after_every_placement = unnamed;
   decision.unswap = std::move(unswap);
   return decision;
 }

@@ -129,6 +129,7 @@ json tracer_json(const TracerCounters& t) {
           {"launches_without_layout", t.launches_without_layout},
           {"copies", t.copies},
           {"copies_with_managed_operands", t.copies_with_managed_operands},
+          {"pointer_tables", t.pointer_tables},
           {"layouts_learned", t.layouts_learned},
           {"layouts_unknown", t.layouts_unknown},
           {"modules_unloaded", t.modules_unloaded},

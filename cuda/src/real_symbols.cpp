@@ -48,6 +48,11 @@ void* find_runtime_function(const char* name) {
   return find_loaded_symbol("libcudart.so", name);
 }
 
+void* find_nccl_function(const char* name) {
+  if (void* fn = real_dlsym()(RTLD_NEXT, name)) return fn;
+  return find_loaded_symbol("libnccl.so", name);
+}
+
 void* find_loaded_symbol(const char* library_fragment, const char* name) {
   return core::find_loaded_symbol(library_fragment, name, real_dlsym());
 }

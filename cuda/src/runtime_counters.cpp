@@ -22,6 +22,7 @@ core::TracerCounters tracer_counters(const cupti_tracer::TracerStats& s) {
   t.launches_without_layout = s.launches_without_layout;
   t.copies = s.copies;
   t.copies_with_managed_operands = s.copies_with_managed_operands;
+  t.pointer_tables = s.pointer_tables;
   t.layouts_learned = s.layouts.from_function + s.layouts.from_kernel;
   t.layouts_unknown = s.layouts.unknown;
   t.modules_unloaded = s.layouts.unloads;

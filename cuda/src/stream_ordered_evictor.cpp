@@ -1006,10 +1006,11 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_launch(const core::Kern
                           });
 }
 
-StreamOrderedEvictor::Moves StreamOrderedEvictor::before_copy(const core::CopyLaunch& copy) noexcept {
+StreamOrderedEvictor::Moves StreamOrderedEvictor::before_copy(const core::CopyLaunch& copy,
+                                                              const core::LaunchPointers* table) noexcept {
   return before_operation(copy.stream, copy.host_time,
                           [&](core::LaunchOrderedResidency& model, bool may_evict) {
-                            return model.before_copy(copy, may_evict);
+                            return model.before_copy(copy, may_evict, table);
                           });
 }
 

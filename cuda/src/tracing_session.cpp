@@ -59,6 +59,8 @@ class RegistryLookup final : public cupti_tracer::ManagedLookup {
   const core::LiveBuffers* buffers_;
 };
 
+core::Timestamp now_ns();  // below, with the runtime it reads
+
 // The tracer's events go straight into the pipeline's queues; launches may also leave a progress
 // marker in their stream, and evictions ordered before them. While a trace file is recorded, every
 // launch's operands and every copy go to it too, for the simulator's replay of those evictions.
@@ -68,16 +70,20 @@ class PipelineSink final : public cupti_tracer::EventSink {
                bool records_trace_file)
       : pipeline_(pipeline), markers_(markers), evictor_(evictor), records_trace_file_(records_trace_file) {}
   void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every) override {
-    // The thread that launches such a kernel first stops placing before it (another thread that
-    // launches meanwhile waits for the copies back, or does them).
-    if (indirect_seen_.load(std::memory_order_acquire) && !placing_stopped_.load(std::memory_order_acquire))
-      stop_placing_for_indirect_kernels();
+    // An NCCL kernel launched inside an interposed NCCL call reaches the buffers named before the
+    // call (before_collective), and nothing is ordered before it here. Outside one, what it reaches
+    // is unknown: the thread that launches it first stops placing (another thread that launches
+    // meanwhile waits for the copies back, or does them).
+    const bool named_before = is_nccl_kernel(launch.function) && core::CollectiveCallScope::active();
+    if (!named_before && is_nccl_kernel(launch.function))
+      stop_placing_under_nccl("NCCL kernels reach buffers deepum cannot see");
     pipeline_.on_launch(launch);
     if (records_trace_file_) post_operands(launch, every);
     if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
-    if (evictor_ != nullptr) report(evictor_->before_launch(launch, every), launch.host_time);
+    if (evictor_ != nullptr && !named_before)
+      report(evictor_->before_launch(launch, every), launch.host_time);
   }
-  void on_copy(const core::CopyLaunch& copy) override {
+  void on_copy(const core::CopyLaunch& copy, const core::LaunchPointers* table) override {
     // deepum's own copies (swaps) are not the program's: the replay decides them itself.
     if (records_trace_file_ && !issuing_own_moves()) pipeline_.on_copy_launch(copy);
     if (evictor_ == nullptr) return;
@@ -85,7 +91,7 @@ class PipelineSink final : public cupti_tracer::EventSink {
       evictor_->forget_fresh();  // nothing to order before it: its operands are unknown
       return;
     }
-    report(evictor_->before_copy(copy), copy.host_time);
+    report(evictor_->before_copy(copy, table), copy.host_time);
   }
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
@@ -93,11 +99,31 @@ class PipelineSink final : public cupti_tracer::EventSink {
   void on_driver_action(const core::DriverAction& action) override { pipeline_.on_driver_action(action); }
   void on_function_name(std::uint64_t function, const char* name) override {
     pipeline_.on_function_name(function, name);
-    // Acted on at its launch, which follows at once (no CUDA here).
-    if (evictor_ != nullptr && core::reaches_buffers_indirectly(name))
-      indirect_seen_.store(true, std::memory_order_release);
+    // Acted on at its launches, the first of which follows at once (no CUDA here).
+    if (evictor_ != nullptr && core::reaches_buffers_indirectly(name)) remember_indirect(function);
   }
   void on_context_destroying(std::uint64_t context) override;
+
+  // An interposed NCCL call is about to hand NCCL `call`'s buffers on `stream`: they are named
+  // there, as a launch's are, before the call enqueues its kernels (what they need is fetched, the
+  // room made). Swapping and placement of fresh blocks stop at the first one: with them on, data-
+  // parallel training on two GPUs (DDP and FSDP2) gave losses that differed from native in some
+  // runs and not others, a race not found yet (docs/benchmarks.md, 2026-11-26).
+  void before_collective(const core::CollectiveBuffers& call, std::uint64_t stream) {
+    if (evictor_ == nullptr) return;
+    stop_placing_under_nccl(call.known ? "NCCL collectives in use" : "an NCCL call of unknown extent");
+    if (!call.known) return;
+    core::KernelLaunch launch;
+    launch.function = kCollectiveFunction;
+    launch.stream = stream;
+    launch.host_time = now_ns();
+    for (std::size_t i = 0; i < call.count; ++i) {
+      launch.pointers[i] = call.buffers[i].address;
+      launch.extents[i] = call.buffers[i].bytes;
+    }
+    launch.pointer_count = static_cast<std::uint16_t>(call.count);
+    report(evictor_->before_launch(launch), launch.host_time);
+  }
 
  private:
   // Every pointer the launch names with its extent: `every` where the launch holds more than it
@@ -135,21 +161,46 @@ class PipelineSink final : public cupti_tracer::EventSink {
       pipeline_.on_hint({core::Hint::Kind::prefetch_to_gpu, time, range.address, range.bytes});
   }
 
-  // A kernel that reaches its buffers through its library's own structures (NCCL) uses memory no
-  // launch names: swapped blocks are copied back, and nothing is swapped or placed from now on.
-  void stop_placing_for_indirect_kernels() {
+  // Swapped blocks are copied back, and nothing is swapped or placed from now on, said once with
+  // `why`.
+  void stop_placing_under_nccl(const char* why) {
+    if (placing_stopped_.load(std::memory_order_acquire)) return;
     evictor_->stop_placing();  // returns once every swapped block is copied back
     if (!placing_stopped_.exchange(true, std::memory_order_acq_rel))
       core::logger().warn(
-          "NCCL kernels reach buffers deepum cannot see: swaps and placement of fresh blocks are off from "
-          "here on (evictions go on)");
+          "{}: swaps and placement of fresh blocks are off from here on (evictions and prefetches go on)",
+          why);
   }
+
+  // The functions whose name says they reach buffers indirectly, kept without a lock (they are
+  // checked at every launch): NCCL has a few dozen kernels. Past kIndirectFunctions, every launch
+  // counts as one of them.
+  static constexpr std::size_t kIndirectFunctions = 256;
+  void remember_indirect(std::uint64_t function) {
+    const std::size_t slot = indirect_count_.fetch_add(1, std::memory_order_acq_rel);
+    if (slot < kIndirectFunctions) indirect_functions_[slot].store(function, std::memory_order_release);
+  }
+  bool is_nccl_kernel(std::uint64_t function) const {
+    const std::size_t count = indirect_count_.load(std::memory_order_acquire);
+    if (count > kIndirectFunctions) return true;
+    for (std::size_t i = 0; i < count; ++i) {
+      // A slot taken but not yet written reads 0: its function's first launch is under way, in
+      // the thread that took the slot.
+      if (indirect_functions_[i].load(std::memory_order_acquire) == function) return true;
+    }
+    return false;
+  }
+  // The function id an interposed NCCL call's named buffers go to the model under (no CUfunction
+  // handle is this: handles are addresses).
+  static constexpr std::uint64_t kCollectiveFunction = 1;
 
   EventPipeline& pipeline_;
   ProgressMarkers* markers_;
   StreamOrderedEvictor* evictor_;
   const bool records_trace_file_;
-  std::atomic<bool> indirect_seen_{false}, placing_stopped_{false};
+  std::array<std::atomic<std::uint64_t>, kIndirectFunctions> indirect_functions_{};
+  std::atomic<std::size_t> indirect_count_{0};
+  std::atomic<bool> placing_stopped_{false};
 };
 
 struct Runtime {
@@ -714,6 +765,12 @@ void note_range_freeing(std::uint64_t address, std::uint64_t bytes, bool freed) 
   } else {
     runtime->evictor->on_range_allocated(address, bytes);
   }
+}
+
+void before_collective(const core::CollectiveBuffers& call, std::uint64_t stream) {
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime != nullptr && runtime->sink && !runtime->stopped.load(std::memory_order_acquire))
+    runtime->sink->before_collective(call, stream);
 }
 
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {

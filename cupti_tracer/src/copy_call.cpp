@@ -1,6 +1,10 @@
 #include "deepum/cupti_tracer/copy_call.hpp"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <type_traits>  // the parameter structs come with cupti.h (generated_cuda_meta.h)
 
 namespace deepum::cupti_tracer {
@@ -34,10 +38,12 @@ CopyCall memcpy_of(const Params& p, bool per_thread) noexcept {
   }
   if constexpr (requires { p.src; }) {
     call.source = address_of(p.src);
+    call.source_may_be_host = true;
   } else if constexpr (requires { p.srcDevice; }) {
     call.source = address_of(p.srcDevice);
   } else {
     call.source = address_of(p.srcHost);
+    call.source_may_be_host = true;
   }
   call.bytes = p.ByteCount;
   CUstream stream = nullptr;
@@ -210,6 +216,31 @@ core::CopyLaunch managed_operands(const CopyCall& call, const ManagedLookup& man
     if (operand != 0 && managed.contains(operand)) copy.operands[copy.operand_count++] = operand;
   }
   return copy;
+}
+
+bool pointers_in_host_source(const CopyCall& call, const ManagedLookup& managed,
+                             AllLaunchPointers& table) noexcept {
+  table.count = 0;
+  table.complete = true;
+  const bool small_table = call.operation == core::GpuOperation::memcpy && call.source_may_be_host &&
+                           call.source != 0 && call.bytes >= sizeof(std::uint64_t) &&
+                           call.bytes <= kMaxPointerTableBytes;
+  if (!small_table || !managed.contains(call.destination) || managed.contains(call.source)) return false;
+  thread_local std::array<unsigned char, kMaxPointerTableBytes> copy;
+  iovec local{copy.data(), static_cast<std::size_t>(call.bytes)};
+  iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(call.source)),
+               static_cast<std::size_t>(call.bytes)};
+  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(call.bytes)) return false;
+  PointerCollector collector(managed);
+  scan_packed_buffer(copy.data(), static_cast<std::size_t>(call.bytes), collector);
+  const std::span<const std::uint64_t> found = collector.found();
+  table.count = found.size();
+  table.complete = collector.overflow() == 0;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    table.pointers[i] = found[i];
+    table.extents[i] = managed.buffer_bytes(found[i]);
+  }
+  return true;
 }
 
 }  // namespace deepum::cupti_tracer

@@ -154,6 +154,7 @@ struct CuptiTracer::Counters {
   core::LatencyHistogram launch_callback, copy_callback;
   std::atomic<std::uint64_t> copies{0};
   std::atomic<std::uint64_t> copies_with_managed_operands{0};
+  std::atomic<std::uint64_t> pointer_tables{0};
   std::atomic<std::uint64_t> record_errors{0};
   std::atomic<std::uint64_t> dropped_records{0};
   std::atomic<std::uint64_t> buffers_requested{0};
@@ -589,7 +590,7 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
     copy.unnamed_memory = true;
     copy.correlation_id = data.correlationId;
     copy.host_time = host_time();
-    sink_->on_copy(copy);
+    sink_->on_copy(copy, nullptr);
     return;
   }
   const ManagedLookup& managed = options_.managed != nullptr ? *options_.managed : kNoManagedMemory;
@@ -598,7 +599,11 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
   bump(counters_->copies_with_managed_operands);
   copy.correlation_id = data.correlationId;
   copy.host_time = host_time();
-  sink_->on_copy(copy);
+  thread_local AllLaunchPointers table;  // 4 KiB: not on the program's stack
+  const bool read = pointers_in_host_source(*call, managed, table);
+  if (read && table.count != 0) bump(counters_->pointer_tables);
+  const core::LaunchPointers held = table.view();
+  sink_->on_copy(copy, read && table.count != 0 ? &held : nullptr);
 }
 
 // ---- activity buffers -------------------------------------------------------------------------
@@ -786,6 +791,7 @@ TracerStats CuptiTracer::stats() const noexcept {
   s.copy_callback = c.copy_callback.summary();
   s.copies = get(c.copies);
   s.copies_with_managed_operands = get(c.copies_with_managed_operands);
+  s.pointer_tables = get(c.pointer_tables);
   s.records = decoder_.counts();
   s.record_errors = get(c.record_errors);
   s.dropped_records = get(c.dropped_records);

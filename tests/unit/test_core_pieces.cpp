@@ -205,3 +205,80 @@ TEST_CASE("NCCL's kernels are known to reach buffers their parameters do not nam
   CHECK_FALSE(reaches_buffers_indirectly("nccl_like_user_kernel"));
   CHECK_FALSE(reaches_buffers_indirectly(""));
 }
+
+TEST_CASE("an NCCL call names its buffers by collective, type and ranks") {
+  constexpr int kFloat32 = 7, kBfloat16 = 9, kInt8 = 0;
+  constexpr std::uint64_t kSend = 0x7f0000000000, kRecv = 0x7f0100000000;
+  SUBCASE("element sizes follow ncclDataType_t; an unknown type is unknown") {
+    CHECK(nccl_element_bytes(kInt8) == 1);
+    CHECK(nccl_element_bytes(kFloat32) == 4);
+    CHECK(nccl_element_bytes(kBfloat16) == 2);
+    CHECK(nccl_element_bytes(8) == 8);  // float64
+    CHECK(nccl_element_bytes(12) == 0);
+    CHECK(nccl_element_bytes(-1) == 0);
+  }
+  SUBCASE("an all-reduce names both buffers, an in-place one its buffer once") {
+    const CollectiveBuffers out_of_place =
+        collective_buffers(Collective::all_reduce, kSend, kRecv, 1000, kFloat32, 8);
+    REQUIRE(out_of_place.known);
+    REQUIRE(out_of_place.count == 2);
+    CHECK(out_of_place.buffers[0] == AddressRange{kSend, 4000});
+    CHECK(out_of_place.buffers[1] == AddressRange{kRecv, 4000});
+    const CollectiveBuffers in_place =
+        collective_buffers(Collective::all_reduce, kSend, kSend, 1000, kFloat32, 8);
+    REQUIRE(in_place.count == 1);
+    CHECK(in_place.buffers[0] == AddressRange{kSend, 4000});
+  }
+  SUBCASE("gathers and scatters span every rank's part on one side") {
+    const CollectiveBuffers gather =
+        collective_buffers(Collective::all_gather, kSend, kRecv, 10, kBfloat16, 4);
+    REQUIRE(gather.count == 2);
+    CHECK(gather.buffers[0].bytes == 20);
+    CHECK(gather.buffers[1].bytes == 80);
+    const CollectiveBuffers scatter =
+        collective_buffers(Collective::reduce_scatter, kSend, kRecv, 10, kBfloat16, 4);
+    CHECK(scatter.buffers[0].bytes == 80);
+    CHECK(scatter.buffers[1].bytes == 20);
+    const CollectiveBuffers all_to_all =
+        collective_buffers(Collective::all_to_all, kSend, kRecv, 10, kInt8, 3);
+    CHECK(all_to_all.buffers[0].bytes == 30);
+    CHECK(all_to_all.buffers[1].bytes == 30);
+  }
+  SUBCASE("point to point names one buffer") {
+    const CollectiveBuffers send = collective_buffers(Collective::send, kSend, kRecv, 5, kFloat32, 0);
+    REQUIRE(send.count == 1);
+    CHECK(send.buffers[0] == AddressRange{kSend, 20});
+    const CollectiveBuffers recv = collective_buffers(Collective::recv, 0, kRecv, 5, kFloat32, 0);
+    REQUIRE(recv.count == 1);
+    CHECK(recv.buffers[0] == AddressRange{kRecv, 20});
+  }
+  SUBCASE("what cannot be told is unknown: a type, the ranks, a size past 64 bits") {
+    CHECK_FALSE(collective_buffers(Collective::all_reduce, kSend, kRecv, 10, 42, 2).known);
+    CHECK_FALSE(collective_buffers(Collective::all_gather, kSend, kRecv, 10, kFloat32, 0).known);
+    CHECK_FALSE(
+        collective_buffers(Collective::all_reduce, kSend, kRecv, ~std::uint64_t{0} / 2, kFloat32, 2).known);
+    CHECK_FALSE(
+        collective_buffers(Collective::all_to_all, kSend, kRecv, std::uint64_t{1} << 60, kInt8, 64).known);
+    // An all-reduce needs no rank count; nothing to move is known.
+    CHECK(collective_buffers(Collective::all_reduce, kSend, kRecv, 10, kFloat32, 0).known);
+    const CollectiveBuffers empty = collective_buffers(Collective::all_gather, kSend, kRecv, 0, 42, 0);
+    CHECK(empty.known);
+    CHECK(empty.count == 0);
+  }
+}
+
+TEST_CASE("the collective call scope is the calling thread's, and nests") {
+  CHECK_FALSE(CollectiveCallScope::active());
+  {
+    const CollectiveCallScope group;
+    {
+      const CollectiveCallScope call;
+      CHECK(CollectiveCallScope::active());
+    }
+    CHECK(CollectiveCallScope::active());
+    bool elsewhere = true;
+    std::thread([&] { elsewhere = CollectiveCallScope::active(); }).join();
+    CHECK_FALSE(elsewhere);
+  }
+  CHECK_FALSE(CollectiveCallScope::active());
+}

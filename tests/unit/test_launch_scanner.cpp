@@ -2,6 +2,7 @@
 // arguments (kernelParams and packed `extra` buffers), execution keys, and the layout cache.
 #include <cuda.h>
 #include <doctest/doctest.h>
+#include <sys/mman.h>
 
 #include <atomic>
 #include <cstring>
@@ -541,6 +542,52 @@ TEST_CASE("LayoutCache under concurrent launches: one first sight per function, 
 }
 
 // ---- copies and memsets at their API entry ----------------------------------------------------
+
+TEST_CASE("a small copy from the host into managed memory is read for the pointers it carries") {
+  const FakeManaged managed = managed_ranges();
+  // A table as PyTorch builds one in pinned memory: two managed pointers among sizes and offsets.
+  std::vector<std::uint64_t> table{kManagedA + 512, 96, kDevice, kManagedB, kManagedA + 512, 7};
+  const auto host = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(table.data()));
+  const std::uint64_t bytes = table.size() * sizeof(std::uint64_t);
+  cuMemcpyHtoDAsync_v2_params to_device{kManagedB + 4096, table.data(), bytes, nullptr};
+  const auto call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, &to_device);
+  REQUIRE(call.has_value());
+  CHECK(call->source_may_be_host);
+  AllLaunchPointers found;
+  REQUIRE(pointers_in_host_source(*call, managed, found));
+  CHECK(found.count == 2);  // each once
+  CHECK(found.complete);
+  CHECK(found.pointers[0] == kManagedA + 512);
+  CHECK(found.pointers[1] == kManagedB);
+
+  // The driver's generic copy reads its source by address too.
+  cuMemcpyAsync_params generic{kManagedB + 4096, host, bytes, nullptr};
+  REQUIRE(pointers_in_host_source(*decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, &generic), managed,
+                                  found));
+  CHECK(found.count == 2);
+
+  // Not read: into plain device memory, from managed memory, from the device, or too large.
+  CopyCall other = *call;
+  other.destination = kDevice;
+  CHECK_FALSE(pointers_in_host_source(other, managed, found));
+  other = *call;
+  other.source = kManagedA;
+  CHECK_FALSE(pointers_in_host_source(other, managed, found));
+  cuMemcpyDtoDAsync_v2_params device_copy{kManagedB, kDevice, 64, nullptr};
+  CHECK_FALSE(pointers_in_host_source(
+      *decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, &device_copy), managed, found));
+  other = *call;
+  other.bytes = kMaxPointerTableBytes + 8;
+  CHECK_FALSE(pointers_in_host_source(other, managed, found));
+
+  // A source the host cannot read (device memory is mapped that way) is an error, not a crash.
+  void* unreadable = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(unreadable != MAP_FAILED);
+  other = *call;
+  other.source = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(unreadable));
+  CHECK_FALSE(pointers_in_host_source(other, managed, found));
+  munmap(unreadable, 4096);
+}
 
 TEST_CASE("copy and memset calls: operands, bytes and stream from CUPTI's parameter structs") {
   const FakeManaged managed = managed_ranges();

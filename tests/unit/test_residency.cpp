@@ -1396,6 +1396,52 @@ TEST_CASE("with swapping, blocks named in another stream, past the store or refu
   CHECK_FALSE(later.evict.empty());
 }
 
+TEST_CASE("with swapping, blocks a pointer table copied to the GPU holds are restored and never swapped") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));
+  const LaunchEviction out = model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  REQUIRE(out.swap_out == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  // A small table (in the first block of another buffer) holding pointers to 0..2 and 4..6: the
+  // copy names them, so 0..2 is copied back before it, and both lose any chance of being swapped.
+  CopyLaunch table;
+  table.operand_count = 1;
+  table.operands[0] = kBase + 40 * kMiB;
+  table.bytes = 256;
+  const std::array<std::uint64_t, 2> pointers{kBase, kBase + 4 * kMiB};
+  const std::array<std::uint64_t, 2> extents{2 * kMiB, 2 * kMiB};
+  const LaunchPointers referenced{pointers.data(), extents.data(), 2, true};
+  const LaunchEviction copied = model.before_copy(table, true, &referenced);
+  CHECK(copied.restore == std::vector<AddressRange>{{kBase, 2 * kMiB}});
+  CHECK_FALSE(copied.after_every_placement);
+  // Room needed again: the least recently named victims now include 0..2 and 4..6, which go back
+  // through the driver; the others are swapped.
+  model.before_launch(launch_naming(kBase + 16 * kMiB, 2 * kMiB));
+  const LaunchEviction later = model.before_launch(launch_naming(kBase + 18 * kMiB, 8 * kMiB));
+  const std::vector<AddressRange> moved = [&] {
+    std::vector<AddressRange> all = later.evict;
+    all.insert(all.end(), later.swap_out.begin(), later.swap_out.end());
+    return all;
+  }();
+  REQUIRE(total_bytes(moved) > 0);
+  const auto holds = [](const AddressRange& range, std::uint64_t block) {
+    return range.address < block + 2 * kMiB && block < range.address + range.bytes;
+  };
+  for (const AddressRange& swapped : later.swap_out) {
+    CHECK_FALSE(holds(swapped, kBase));
+    CHECK_FALSE(holds(swapped, kBase + 4 * kMiB));
+  }
+  CHECK(model.stats().swap_skipped_other_stream_bytes >= 2 * kMiB);
+  // Handed out again, a block is a new buffer, which no table holds yet.
+  model.on_buffer_handed_out(kBase, 2 * kMiB);
+  // A table cut short may hold any block: every swapped block comes back, none stays fresh.
+  const LaunchPointers cut{pointers.data(), extents.data(), 1, false};
+  const LaunchEviction unknown = model.before_copy(table, true, &cut);
+  CHECK(total_bytes(unknown.unswap) + total_bytes(unknown.restore) > 0);
+  CHECK(unknown.after_every_placement);
+  CHECK(model.swapped_bytes() == 0);
+}
+
 TEST_CASE("with swapping, dead, freed or failed blocks give their store copies back") {
   LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
   model.on_range_allocated(kBase, 64 * kMiB);

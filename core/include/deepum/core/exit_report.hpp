@@ -28,7 +28,7 @@ struct TracerCounters {
   std::uint64_t launches_pointers_truncated = 0;  // more managed pointers than a launch keeps
   std::uint64_t launches_packed_buffer = 0;       // arguments passed through `extra`
   std::uint64_t launches_without_layout = 0;      // not scanned: no parameter layout known
-  std::uint64_t copies = 0, copies_with_managed_operands = 0;
+  std::uint64_t copies = 0, copies_with_managed_operands = 0, pointer_tables = 0;
   std::uint64_t layouts_learned = 0, layouts_unknown = 0, modules_unloaded = 0;
   std::uint64_t callback_exceptions = 0;
   std::uint64_t records_dropped = 0;     // CUPTI's own count

@@ -141,7 +141,8 @@ struct LaunchOrderedStats {
   // (and how often: operations that may reach memory they do not name), and the store at most.
   std::uint64_t swapped_out_bytes = 0, restored_bytes = 0, unswapped_bytes = 0, unswaps = 0;
   std::uint64_t swap_peak_bytes = 0;
-  // Victims not swapped because another stream named them (a discard could run under its kernels).
+  // Victims not swapped because another stream named them (a discard could run under its kernels),
+  // or a pointer table holds them (a kernel may use them unnamed).
   std::uint64_t swap_skipped_other_stream_bytes = 0;
   // The loop's period in operations as last learned from repeated addresses (0: none), which
   // planning uses; the period of repeated shapes alone (a PyTorch step, whose activations move),
@@ -179,7 +180,12 @@ class LaunchOrderedResidency {
   LaunchEviction before_launch(const KernelLaunch& launch, bool may_evict = true,
                                const LaunchPointers* every = nullptr);
   // The same for a copy or memset: its managed operands, `bytes` each.
-  LaunchEviction before_copy(const CopyLaunch& copy, bool may_evict = true);
+  // `referenced`: managed pointers the copy carries from host memory to the GPU (a table of
+  // pointers, such as PyTorch builds for its chunk_cat and split_with_sizes_copy kernels), each with
+  // its extent. Kernels reach what they point to without naming it: those blocks are named here
+  // (restored, their freshness ended) and never swapped until handed out again.
+  LaunchEviction before_copy(const CopyLaunch& copy, bool may_evict = true,
+                             const LaunchPointers* referenced = nullptr);
   // Ends every block's freshness at once: an operation may have written memory it does not name.
   void forget_fresh() { ++fresh_epoch_; }
   // The same, and every swapped block must be copied back before the operation (it may read it):
@@ -233,6 +239,9 @@ class LaunchOrderedResidency {
     std::uint64_t named_at = 0;      // the launch that named it last
     std::uint64_t named_stream = 0;  // ... in this stream
     bool other_streams = false;      // named in more than one stream since it became resident
+    // Its address reached the GPU in a pointer table (before_copy's `referenced`) since it was last
+    // handed out: a kernel may read or write it unnamed.
+    bool indirect = false;
     // Its contents are in deepum's host store (see LaunchEviction::swap_out), not in managed memory.
     bool swapped = false;
     bool ahead = false;  // copied back ahead (restore_ahead), not named since
@@ -251,6 +260,7 @@ class LaunchOrderedResidency {
   // Marks the blocks [pointer, pointer + extent) names (extent 0: to the end of its allocation) as
   // named by `now` in `stream`, into named_; returns the bytes among them not resident yet.
   std::uint64_t name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now, std::uint64_t stream);
+  bool naming_indirect_ = false;  // name() marks the blocks it names Block::indirect
   // Starts an operation's naming: clears the scratch; with `unnamed` (it may reach memory it does
   // not name) or not `may_evict` (with swapping), returns the swapped blocks to copy back first.
   std::vector<AddressRange> begin_naming(bool unnamed, bool may_evict);

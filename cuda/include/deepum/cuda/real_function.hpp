@@ -7,7 +7,7 @@
 
 namespace deepum::cuda {
 
-enum class Library { cudart, libcuda };
+enum class Library { cudart, libcuda, nccl };
 
 template <typename Fn>
 class RealFunction {
@@ -18,7 +18,9 @@ class RealFunction {
   Fn get() {
     Fn fn = fn_.load(std::memory_order_acquire);
     if (fn == nullptr) {
-      void* found = library_ == Library::cudart ? find_runtime_function(name_) : find_driver_function(name_);
+      void* found = library_ == Library::cudart ? find_runtime_function(name_)
+                    : library_ == Library::nccl ? find_nccl_function(name_)
+                                                : find_driver_function(name_);
       fn = reinterpret_cast<Fn>(found);
       fn_.store(fn, std::memory_order_release);
     }

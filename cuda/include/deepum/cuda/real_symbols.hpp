@@ -16,6 +16,10 @@ void* next_symbol_after(const void* caller, const char* name);
 // loaded libcudart.so*, since Python extensions load it RTLD_LOCAL). nullptr if none is loaded.
 void* find_runtime_function(const char* name);
 
+// An NCCL function from the libnccl the program loaded (RTLD_NEXT first; then any loaded
+// libnccl.so*, which PyTorch's extension loads RTLD_LOCAL). nullptr if none is loaded.
+void* find_nccl_function(const char* name);
+
 // A symbol exported by a loaded library whose path contains `library_fragment`, also when the
 // library was loaded RTLD_LOCAL (as Python extensions load theirs); nullptr if none has it.
 void* find_loaded_symbol(const char* library_fragment, const char* name);

@@ -115,8 +115,9 @@ class StreamOrderedEvictor {
   // enqueues what must come before the launch.
   // `every`: all of the launch's pointers, where it holds more than KernelLaunch keeps.
   Moves before_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every = nullptr) noexcept;
-  // The same before a copy or memset (its driver API entry).
-  Moves before_copy(const core::CopyLaunch& copy) noexcept;
+  // The same before a copy or memset (its driver API entry); `table`: the managed pointers it
+  // carries to the GPU (LaunchOrderedResidency::before_copy's `referenced`), or nullptr.
+  Moves before_copy(const core::CopyLaunch& copy, const core::LaunchPointers* table = nullptr) noexcept;
   // A copy deepum does not decode may have written managed memory: no block is fresh any more, and
   // the host waits for the placements in flight (the copy's stream is unknown).
   void forget_fresh() noexcept;

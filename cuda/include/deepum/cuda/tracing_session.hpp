@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "deepum/core/indirect_kernels.hpp"
 #include "deepum/core/session.hpp"
 
 namespace deepum::cuda {
@@ -22,6 +23,11 @@ void note_range_allocated(core::Session& session, std::uint64_t address, std::ui
 // refused the free) puts the range back.
 void note_range_freeing(std::uint64_t address, std::uint64_t bytes, bool freed);
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes);
+
+// An interposed NCCL call on `stream` (the program's thread, before the real call): its buffers
+// are named there as a launch's are, with what must come before them ordered in the stream; a call
+// whose buffers are not known stops swaps and placement, as an NCCL kernel outside such a call does.
+void before_collective(const core::CollectiveBuffers& call, std::uint64_t stream);
 
 // Driver getters handed out a kernel handle (program thread, right after the getter returned):
 // its parameter layout is learned now, outside any CUPTI callback (cupti_tracer::FunctionLayouts).

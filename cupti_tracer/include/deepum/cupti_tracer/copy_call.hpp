@@ -24,7 +24,15 @@ struct CopyCall {
   // False for the copies not decoded (below): nothing above is filled in, but the call may write
   // managed memory.
   bool decoded = true;
+  // A host-to-device call (cuMemcpyHtoD*), or one whose source the driver places by its address
+  // (cuMemcpy, cuMemcpyAsync): `source` may be host memory.
+  bool source_may_be_host = false;
 };
+
+// Copies to the GPU this small may be tables of pointers a kernel then follows (PyTorch builds
+// them in pinned memory for chunk_cat and split_with_sizes_copy): their source is read for managed
+// pointers.
+inline constexpr std::size_t kMaxPointerTableBytes = 16384;
 
 // The callbacks watched: the 1-D copies and memsets with 64-bit pointers, each with its
 // per-thread-stream twin, decoded; and the copies of 2-D/3-D regions, from arrays, between devices
@@ -36,5 +44,11 @@ std::span<const CUpti_CallbackId> copy_callback_ids() noexcept;
 std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* params) noexcept;
 // The call's operands in managed memory.
 core::CopyLaunch managed_operands(const CopyCall& call, const ManagedLookup& managed) noexcept;
+// Where `call` copies host memory of at most kMaxPointerTableBytes into managed memory: the managed
+// pointers its source holds (8-byte aligned words), with their extents, into `table`. The source
+// is read with process_vm_readv, so memory the host cannot read is an error, not a crash. False:
+// not such a copy, or its source could not be read.
+bool pointers_in_host_source(const CopyCall& call, const ManagedLookup& managed,
+                             AllLaunchPointers& table) noexcept;
 
 }  // namespace deepum::cupti_tracer

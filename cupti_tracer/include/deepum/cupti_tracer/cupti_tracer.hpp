@@ -150,6 +150,7 @@ struct TracerStats {
   core::LatencySummary launch_callback, copy_callback;
   std::uint64_t copies = 0;  // copy and memset calls seen (copy_callbacks)
   std::uint64_t copies_with_managed_operands = 0;
+  std::uint64_t pointer_tables = 0;  // of them, copies of host memory holding managed pointers
   // Activity
   DecoderCounts records;            // by RecordClass
   std::uint64_t record_errors = 0;  // cuptiActivityGetNextRecord failed mid-buffer

@@ -29,7 +29,9 @@ class EventSink {
   virtual void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every) = 0;
   // A copy or memset at its API entry (TracerOptions::copy_callbacks), on the application thread
   // under on_launch's rules; only a sink that orders work before copies needs to override this.
-  virtual void on_copy(const core::CopyLaunch&) {}
+  // `table`: the managed pointers a small copy from host memory carries (a pointer table a
+  // kernel will follow; see pointers_in_host_source), or nullptr.
+  virtual void on_copy(const core::CopyLaunch&, const core::LaunchPointers* /*table*/) {}
   virtual void on_execution(const core::KernelExecution& execution) = 0;
   virtual void on_fault(const core::PageFault& fault) = 0;
   virtual void on_migration(const core::Migration& migration) = 0;
