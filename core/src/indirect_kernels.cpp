@@ -4,7 +4,15 @@
 
 namespace deepum::core {
 
-thread_local int CollectiveCallScope::depth_ = 0;
+namespace {
+// The calling thread's nesting of interposed NCCL calls. Here rather than a static member: read
+// from another unit through the header, it tripped GCC 12's UBSan null check.
+thread_local int t_collective_depth = 0;
+}  // namespace
+
+CollectiveCallScope::CollectiveCallScope() { ++t_collective_depth; }
+CollectiveCallScope::~CollectiveCallScope() { --t_collective_depth; }
+bool CollectiveCallScope::active() { return t_collective_depth > 0; }
 
 bool reaches_buffers_indirectly(std::string_view kernel_name) {
   // NCCL 2.19 on: ncclDevKernel_<collective>_...; earlier: ncclKernel_... (C++ names, so mangled).

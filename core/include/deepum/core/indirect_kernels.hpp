@@ -56,14 +56,11 @@ CollectiveBuffers collective_buffers(Collective call, std::uint64_t send, std::u
 // launches a group's kernels), whose kernels reach only buffers named before the call.
 class CollectiveCallScope {
  public:
-  CollectiveCallScope() { ++depth_; }
-  ~CollectiveCallScope() { --depth_; }
+  CollectiveCallScope();
+  ~CollectiveCallScope();
   CollectiveCallScope(const CollectiveCallScope&) = delete;
   CollectiveCallScope& operator=(const CollectiveCallScope&) = delete;
-  static bool active() { return depth_ > 0; }
-
- private:
-  static thread_local int depth_;
+  static bool active();
 };
 
 }  // namespace deepum::core
