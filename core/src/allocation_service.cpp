@@ -44,14 +44,17 @@ StatisticsSnapshot AllocationService::snapshot() const {
   StatisticsSnapshot s = stats_.snapshot();
   s.live_managed_allocations = registry_.live_count();
   s.live_managed_bytes = registry_.live_bytes();
-  // Across devices: the peaks of each (a bound on the peak of their sum), and the first device's
-  // limits, which the summary names per device where there are several.
+  // Across devices: the peaks of each (a bound on the peak of their sum), and the limits of the
+  // first device the process used (a rank of a distributed job may use device 1 alone), which the
+  // summary names per device where there are several.
   s.peak_managed_bytes = 0;
   for (const Device& device : devices_) s.peak_managed_bytes += device.budget.peak();
-  s.alloc_limit_bytes = limits_resolved() ? alloc_limit_bytes() : 0;
-  s.resident_limit_bytes = resident_limit_bytes();
-  s.device_total_bytes = device_total_bytes();
-  if (const std::vector<int> used = devices_used(); used.size() > 1) {
+  const std::vector<int> used = devices_used();
+  const int first = used.empty() ? 0 : used.front();
+  s.alloc_limit_bytes = limits_resolved(first) ? alloc_limit_bytes(first) : 0;
+  s.resident_limit_bytes = resident_limit_bytes(first);
+  s.device_total_bytes = device_total_bytes(first);
+  if (used.size() > 1) {
     for (int device : used)
       s.devices.push_back({device, alloc_limit_bytes(device), peak_managed_bytes(device)});
   }

@@ -164,6 +164,21 @@ TEST_CASE("every device has its own limits, and a device reset credits only its 
   CHECK(f.service.managed_bytes_in_use(1) == 5 * kGiB);
 }
 
+TEST_CASE("a process using device 1 alone reports device 1's limits") {
+  config::Config config;
+  config.alloc_limit = config::SizeSpec::of_percent(50.0);
+  core::Statistics stats;
+  core::ManagedRegistry registry;
+  core::AllocationService service{config, stats, registry};
+  REQUIRE(service.resolve_limits_once(1, {16 * kGiB, 16 * kGiB}));
+  const core::StatisticsSnapshot snapshot = service.snapshot();
+  CHECK(snapshot.alloc_limit_bytes == 8 * kGiB);
+  CHECK(snapshot.device_total_bytes == 16 * kGiB);
+  CHECK(snapshot.resident_limit_bytes == service.resident_limit_bytes(1));
+  CHECK(snapshot.resident_limit_bytes != 0);
+  CHECK(snapshot.devices.empty());  // one device: named once, not per device
+}
+
 TEST_CASE("concurrent allocations never exceed the limit together") {
   Fixture f(config::SizeSpec::of_bytes(100 * (1ull << 20)));
   std::atomic<std::uintptr_t> next{0x100000000};
