@@ -74,9 +74,9 @@ class PipelineSink final : public cupti_tracer::EventSink {
     // call (before_collective), and nothing is ordered before it here. Outside one, what it reaches
     // is unknown: the thread that launches it first stops placing (another thread that launches
     // meanwhile waits for the copies back, or does them).
-    const bool named_before = is_nccl_kernel(launch.function) && core::CollectiveCallScope::active();
-    if (!named_before && is_nccl_kernel(launch.function))
-      stop_placing_under_nccl("NCCL kernels reach buffers deepum cannot see");
+    const bool nccl = is_nccl_kernel(launch.function);  // a scan of NCCL's kernels, once per launch
+    const bool named_before = nccl && core::CollectiveCallScope::active();
+    if (nccl && !named_before) stop_placing_under_nccl("NCCL kernels reach buffers deepum cannot see");
     pipeline_.on_launch(launch);
     if (records_trace_file_) post_operands(launch, every);
     if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
