@@ -169,6 +169,7 @@ void LaunchOrderedResidency::unmark_swapped(const std::vector<AddressRange>& blo
     Block& block = range.blocks[index];
     if (!block.swapped) return;
     block.swapped = false;
+    block.swapped_by = 0;  // never dropped
     swapped_bytes_ -= kBlockBytes;
     stats_.swapped_out_bytes -= std::min<std::uint64_t>(stats_.swapped_out_bytes, kBlockBytes);
   });
@@ -287,6 +288,7 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
     for (auto [range, index] : *moved) {
       decision.evict_after_launch = std::max(decision.evict_after_launch, range->blocks[index].named_at);
       range->blocks[index].evicted_by = decision.eviction_number;
+      range->blocks[index].swapped_by = moved == &swapped ? decision.eviction_number : 0;
     }
   }
   for (const AddressRange& range : decision.discard) stats_.discarded_bytes += range.bytes;
@@ -316,6 +318,10 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     block.uses[block.uses_recorded++ % Block::kUses] = now;
     if (std::exchange(block.ahead, false)) ahead_unnamed_bytes_ -= kBlockBytes;
     if (!block.resident) new_bytes += part(range, index).bytes;
+    // Its store copy was released (it died while its swap was in flight): nothing restores it, so
+    // nothing else orders this operation after the swap's drop.
+    if (!block.resident && !block.swapped && block.swapped_by != 0)
+      named_after_drop_ = std::max(named_after_drop_, block.swapped_by);
     named_.emplace_back(&range, index);
     named_after_placement_ = std::max(named_after_placement_, block.placed_by);
     // Whatever this launch does with it, it holds the program's data from here on.
@@ -329,6 +335,7 @@ std::vector<AddressRange> LaunchOrderedResidency::begin_naming(bool unnamed, boo
   named_.clear();
   named_fresh_.clear();
   named_after_placement_ = 0;
+  named_after_drop_ = 0;
   unnamed_now_ = unnamed;
   // It may reach blocks it does not name: none may stay fresh or swapped.
   std::vector<AddressRange> unswap;
@@ -396,6 +403,7 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
   ++stats_.launches;
   LaunchEviction decision;
   decision.after_placement = named_after_placement_;
+  decision.after_drop = named_after_drop_;
   std::uint64_t projected = resident_bytes_ + pending_bytes_ + new_bytes;
   if (may_evict && projected > limit_ && !pending_.empty()) {
     // The room of the oldest evictions in flight is needed now (they finish in the order issued).

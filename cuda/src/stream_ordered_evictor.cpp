@@ -672,8 +672,10 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   // The eviction the prefetch's room comes from finishes last among those it waits for: this
   // launch's, else the one in flight (waited for, or holding blocks the prefetch brings back).
   EvictionRef in_flight = pending;
-  if (!in_flight && decision.fetch_waits_for_eviction != 0)
-    in_flight = eviction_up_to(decision.fetch_waits_for_eviction);
+  // (A block whose swap may still drop it is no different: the prefetch and placement wait too.)
+  if (const std::uint64_t up_to = std::max(decision.fetch_waits_for_eviction, decision.after_drop);
+      !in_flight && up_to != 0)
+    in_flight = eviction_up_to(up_to);
   const bool evicted_alongside = evicts && !evicted;
   const std::uint8_t waited_eviction = evicted ? 1 : in_flight ? (evicted_alongside ? 2 : 1) : 0;
   if (!decision.place.empty() || !decision.restore.empty())
@@ -974,6 +976,12 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
     if (CUevent placed = placement_in_flight(decision.after_placement, decision.after_every_placement)) {
       if (stream_wait_event.get()(stream, placed, 0) != CUDA_SUCCESS) work.host_waits.push_back({placed, 0});
     }
+  }
+  // A block it names whose store copy was released may still be dropped by its swap, which no
+  // launch may have waited for (plan_ahead takes its room off pending_): the drop must come first.
+  if (decision.after_drop != 0) {
+    if (const EvictionRef dropping = eviction_up_to(decision.after_drop))
+      wait_in_program_stream(stream, dropping, work);  // an error: the host waits instead
   }
   // Before the waits this launch may get: a marker shows only the program's own progress.
   if (may_evict) mark_progress(stream, model_.launches_decided());

@@ -227,6 +227,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
                      executor.bring_in(blocks_of(d.fetch), std::max(host_, room), m.prefetch_h2d_gb_per_s));
   }
   start = std::max(start, done_by(placement_done_, d.after_placement));
+  start = std::max(start, done_by(eviction_done_, d.after_drop));
   if (d.after_every_placement)
     start = std::max(start, *std::max_element(placement_done_.begin(), placement_done_.end()));
   return start;

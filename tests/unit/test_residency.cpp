@@ -1485,6 +1485,28 @@ TEST_CASE("with swapping, dead, freed or failed blocks give their store copies b
   CHECK(captured.swapped_bytes() == 0);
 }
 
+TEST_CASE("a block that died while its swap ran waits for the swap's drop when it is named again") {
+  // Its store copy is released with its buffer, so no copy back orders the operation naming it
+  // after the swap; without after_drop the swap's drop, still to come, would wipe what it writes.
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));
+  const LaunchEviction out = model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  REQUIRE_FALSE(out.swap_out.empty());
+  const AddressRange victim = out.swap_out.front();
+  model.on_buffer_returned(victim.address, victim.bytes, 0);
+  CHECK(total_bytes(model.take_released()) == victim.bytes);  // nothing to copy back
+  // Handed out again in part: live, not fresh, not swapped, not resident.
+  model.on_buffer_handed_out(victim.address + 4096, kBlockBytes - 4096);
+  const LaunchEviction again = model.before_launch(launch_naming(victim.address, kBlockBytes));
+  CHECK(again.after_drop == out.eviction_number);
+  CHECK(again.restore.empty());
+  CHECK(again.place.empty());
+  // Resident again, evicted by the driver this time: nothing to wait for when named next.
+  const LaunchEviction later = model.before_launch(launch_naming(victim.address, kBlockBytes));
+  CHECK(later.after_drop == 0);
+}
+
 TEST_CASE("with swapping and a learned loop, blocks come back ahead of the launch that names them") {
   // Sixteen 8 MiB tensors under a 64 MiB limit, one launch each. Once the loop is learned, what a
   // coming launch names is copied back while earlier launches run: that launch waits only for its

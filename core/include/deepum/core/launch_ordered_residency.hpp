@@ -99,6 +99,10 @@ struct LaunchEviction {
   // The latest placement of a victim (evict or swap_out) that may still run: the eviction runs
   // after it (a block placed ahead may be taken before any operation named it).
   std::uint64_t evict_after_placement = 0;
+  // The latest swap (eviction_number) that copied out and drops a block this operation names which
+  // is no longer swapped (its buffer died and was handed out again): the operation must not run
+  // beside that drop. 0: none.
+  std::uint64_t after_drop = 0;
 };
 
 struct LaunchOrderedOptions {
@@ -235,6 +239,7 @@ class LaunchOrderedResidency {
     // since, and no unnamed write since (fresh while equal to fresh_epoch_).
     std::uint64_t fresh_epoch = 0;
     std::uint64_t evicted_by = 0;    // the eviction (eviction_number) that moved it out last
+    std::uint64_t swapped_by = 0;    // ... that swapped it out (copied, then dropped it) last
     std::uint64_t placed_by = 0;     // the placement (placement_number) that made it resident last
     std::uint64_t named_at = 0;      // the launch that named it last
     std::uint64_t named_stream = 0;  // ... in this stream
@@ -339,6 +344,7 @@ class LaunchOrderedResidency {
   std::uint64_t evictions_decided_ = 0;      // LaunchEviction::eviction_number of the latest
   std::uint64_t placements_decided_ = 0;     // LaunchEviction::placement_number of the latest
   std::uint64_t named_after_placement_ = 0;  // scratch: the latest placed_by among named_
+  std::uint64_t named_after_drop_ = 0;       // scratch: see LaunchEviction::after_drop
   std::uint64_t swapped_bytes_ = 0;          // blocks whose contents are in the store
   std::vector<AddressRange> released_;       // see take_released
   // The operation being decided may reach memory it does not name: its victims are not swapped.
