@@ -255,6 +255,8 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
         }
       }
       (droppable ? dead : swap ? swapped : live).push_back(order[i]);
+      if (droppable)
+        decision.discard_after_eviction = std::max(decision.discard_after_eviction, block.evicted_by);
       if (swap) {
         range->blocks[index].swapped = true;
         swapped_bytes_ += part_bytes;

@@ -627,6 +627,12 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
     // (which may wait for one).
     r = event_record.get()(program_done_, stream);
     if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
+    // And after the eviction that last moved a victim out: program_done_ does not cover it where
+    // the launch's own wait for it is left to the host work (the thread had not issued it yet).
+    if (decision.discard_after_eviction != 0 && r == CUDA_SUCCESS) {
+      if (const EvictionRef moving = eviction_up_to(decision.discard_after_eviction))
+        r = wait_in_own_stream(discard_stream_, moving);
+    }
     if (r == CUDA_SUCCESS) {
       // Where the driver lacks the in-place discard, dropped and placed on the host instead.
       r = discard_in_place_ && discard_batch.get() != nullptr
@@ -669,13 +675,12 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
     }
   }
   if (r != CUDA_SUCCESS) return count_failure(r);
-  // The eviction the prefetch's room comes from finishes last among those it waits for: this
-  // launch's, else the one in flight (waited for, or holding blocks the prefetch brings back).
-  EvictionRef in_flight = pending;
-  // (A block whose swap may still drop it is no different: the prefetch and placement wait too.)
-  if (const std::uint64_t up_to = std::max(decision.fetch_waits_for_eviction, decision.after_drop);
-      !in_flight && up_to != 0)
-    in_flight = eviction_up_to(up_to);
+  // The prefetch and placement wait for the latest eviction among those whose room they take, that
+  // still move blocks they bring back, or whose swap may still drop one (after_drop): evictions end
+  // in the order issued, so it covers the rest.
+  const std::uint64_t up_to =
+      std::max({decision.wait_for_eviction, decision.fetch_waits_for_eviction, decision.after_drop});
+  const EvictionRef in_flight = up_to == decision.wait_for_eviction ? pending : eviction_up_to(up_to);
   const bool evicted_alongside = evicts && !evicted;
   const std::uint8_t waited_eviction = evicted ? 1 : in_flight ? (evicted_alongside ? 2 : 1) : 0;
   if (!decision.place.empty() || !decision.restore.empty())

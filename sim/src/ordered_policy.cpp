@@ -158,7 +158,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     // Dead victims dropped on the discard stream after the launch stream's work so far; the
     // launch waits for it.
     const Nanoseconds dropped = occupy_discard_stream(
-        std::max(stream_so_far, discard_stream_free_),
+        std::max({stream_so_far, discard_stream_free_, done_by(eviction_done_, d.discard_after_eviction)}),
         us_to_ns(m.discard_call_us) + transfer_ns(bytes_of(d.discard), m.discard_gb_per_s));
     start = std::max(start, executor.drop(blocks_of(d.discard), dropped));
   }
@@ -191,8 +191,9 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     if (d.wait_for_evict) start = std::max(start, evicted);
   }
   // The evictions whose room a placement or fetch takes.
-  const Nanoseconds room = std::max(done_by(eviction_done_, d.fetch_waits_for_eviction),
-                                    d.wait_for_evict ? evicted : Nanoseconds{0});
+  const Nanoseconds room =
+      std::max({done_by(eviction_done_, d.fetch_waits_for_eviction), done_by(eviction_done_, d.after_drop),
+                d.wait_for_evict ? evicted : Nanoseconds{0}});
   if (!d.place.empty() || !d.restore.empty()) {
     const Nanoseconds earliest = std::max(
         {stream_so_far, room, done_by(eviction_done_, d.place_after_eviction), discard_stream_free_});

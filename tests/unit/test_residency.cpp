@@ -1485,6 +1485,24 @@ TEST_CASE("with swapping, dead, freed or failed blocks give their store copies b
   CHECK(captured.swapped_bytes() == 0);
 }
 
+TEST_CASE("a dead block's discard waits for the eviction that last moved it out") {
+  // Moved out alongside the program, faulted back in while that move may still be queued (no
+  // prefetch, no wait), then dead: dropping it beside the move would be undefined.
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, {.prefetch = false, .discard_dead = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));
+  const LaunchEviction out = model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  REQUIRE(out.evict == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  REQUIRE_FALSE(out.wait_for_evict);
+  const LaunchEviction back = model.before_launch(launch_naming(kBase, 2 * kMiB));
+  CHECK(back.fetch.empty());
+  CHECK(back.wait_for_eviction == 0);
+  model.on_buffer_returned(kBase, 2 * kMiB, 0);
+  const LaunchEviction dropping = model.before_launch(launch_naming(kBase + 20 * kMiB, 4 * kMiB));
+  CHECK(dropping.discard == std::vector<AddressRange>{{kBase, 2 * kMiB}});
+  CHECK(dropping.discard_after_eviction == out.eviction_number);
+}
+
 TEST_CASE("a block that died while its swap ran waits for the swap's drop when it is named again") {
   // Its store copy is released with its buffer, so no copy back orders the operation naming it
   // after the swap; without after_drop the swap's drop, still to come, would wipe what it writes.

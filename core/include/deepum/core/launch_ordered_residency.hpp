@@ -103,6 +103,10 @@ struct LaunchEviction {
   // is no longer swapped (its buffer died and was handed out again): the operation must not run
   // beside that drop. 0: none.
   std::uint64_t after_drop = 0;
+  // The latest eviction (eviction_number) that moved one of `discard` out: the discard must not run
+  // beside it (a block faulted back in while that move was queued may die and be dropped; a drop
+  // beside a move of the same memory is undefined). 0: none.
+  std::uint64_t discard_after_eviction = 0;
 };
 
 struct LaunchOrderedOptions {
