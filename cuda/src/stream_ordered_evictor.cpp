@@ -983,7 +983,8 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
     }
   }
   // A block it names whose store copy was released may still be dropped by its swap, which no
-  // launch may have waited for (plan_ahead takes its room off pending_): the drop must come first.
+  // launch need have waited for (one alongside the program is waited for only when its room is
+  // needed, and plan_ahead may take that room): the drop must come first.
   if (decision.after_drop != 0) {
     if (const EvictionRef dropping = eviction_up_to(decision.after_drop))
       wait_in_program_stream(stream, dropping, work);  // an error: the host waits instead
