@@ -293,6 +293,9 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
       range->blocks[index].swapped_by = moved == &swapped ? decision.eviction_number : 0;
     }
   }
+  // A driver's move beside a kernel using the memory is only slower; a copy out is stale.
+  if (auto it = unnamed_at_.find(stream); it != unnamed_at_.end() && !swapped.empty())
+    decision.evict_after_launch = std::max(decision.evict_after_launch, it->second);
   for (const AddressRange& range : decision.discard) stats_.discarded_bytes += range.bytes;
 }
 
@@ -360,6 +363,7 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
   // it may write blocks it does not name, which must not be placed (dropped) later, and read
   // blocks it does not name, which must not be swapped.
   const bool unnamed = (launch.pointers_truncated && !whole_list) || launch.unnamed_memory;
+  if (unnamed) unnamed_at_[launch.stream] = now;
   std::vector<AddressRange> unswap = begin_naming(unnamed, may_evict);
   std::uint64_t new_bytes = 0;
   if (whole_list) {
@@ -382,6 +386,7 @@ LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool 
   ++stats_.copies;
   // A table cut short may point at blocks not listed: as an unseen write, none stays fresh or swapped.
   const bool unnamed = copy.unnamed_memory || (referenced != nullptr && !referenced->complete);
+  if (unnamed) unnamed_at_[copy.stream] = now;
   std::vector<AddressRange> unswap = begin_naming(unnamed, may_evict);
   std::uint64_t new_bytes = 0;
   if (copy.bytes != 0) {

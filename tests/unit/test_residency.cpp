@@ -1485,6 +1485,24 @@ TEST_CASE("with swapping, dead, freed or failed blocks give their store copies b
   CHECK(captured.swapped_bytes() == 0);
 }
 
+TEST_CASE("a swap after an operation that may reach memory it does not name starts after it") {
+  // The foreach kernel names none of the victims, but may read or write them: a copy out started
+  // after their last namings alone could run beside it and keep stale contents.
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));
+  const std::uint64_t named = model.launches_decided();
+  KernelLaunch foreach_kernel = launch_naming(kBase + 40 * kMiB, 2 * kMiB);
+  foreach_kernel.pointers_truncated = true;
+  const LaunchEviction during = model.before_launch(foreach_kernel);
+  CHECK(during.swap_out.empty());  // its own victims are written back by the driver
+  const std::uint64_t unnamed = model.launches_decided();
+  const LaunchEviction out = model.before_launch(launch_naming(kBase + 20 * kMiB, 4 * kMiB));
+  REQUIRE_FALSE(out.swap_out.empty());
+  CHECK(out.evict_after_launch == unnamed);
+  CHECK(out.evict_after_launch > named);
+}
+
 TEST_CASE("a dead block's discard waits for the eviction that last moved it out") {
   // Moved out alongside the program, faulted back in while that move may still be queued (no
   // prefetch, no wait), then dead: dropping it beside the move would be undefined.

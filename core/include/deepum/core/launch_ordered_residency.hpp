@@ -38,8 +38,8 @@ struct LaunchEviction {
   // waits for it (wait_for_eviction) once its room is needed.
   bool wait_for_evict = false;
   // The latest launch (LaunchOrderedResidency::launches_decided numbering) that named one of
-  // `evict`: the eviction may start as soon as the stream has run it, not only this launch's
-  // predecessors.
+  // `evict`, or, with `swap_out`, that may have reached one unnamed: the eviction may start as soon
+  // as the stream has run it, not only this launch's predecessors.
   std::uint64_t evict_after_launch = 0;
   // With prefetching: what the launch names that was not resident, to move to the GPU after the
   // eviction (so into the room it makes), merged within each allocation; the launch waits for it.
@@ -353,6 +353,10 @@ class LaunchOrderedResidency {
   std::vector<AddressRange> released_;       // see take_released
   // The operation being decided may reach memory it does not name: its victims are not swapped.
   bool unnamed_now_ = false;
+  // The latest such operation in each stream: a later swap there starts after it, whatever its
+  // victims' last namings (it may have read or written them; a copy out beside it would be stale).
+  // One in another stream orders nothing here (swaps take blocks named in one stream only).
+  std::map<std::uint64_t, std::uint64_t> unnamed_at_;
   bool fresh(const Block& block) const { return block.fresh_epoch == fresh_epoch_; }
   std::vector<LruEntry> named_;    // scratch, kept to avoid allocating per launch
   std::vector<bool> named_fresh_;  // per named_ entry: fresh when named (scratch)
