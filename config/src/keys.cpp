@@ -85,7 +85,10 @@ constexpr std::array kKeys{
             "How often deepum's worker thread acts on new events, in microseconds; at most 250 while "
             "resident_limit is enforced.",
             field<&Config::worker_interval_us>(), IntegerRange{50, 100000}},
-    KeySpec{"log_level", "info", "Least severe message logged: trace, debug, info, warn, error or off.",
+    KeySpec{"log_level", "info",
+            "Least severe message logged: trace, debug, info, warn, error or off. trace also logs, for every "
+            "operation under a resident limit, the blocks it names and the moves and waits decided for it "
+            "(slow: for following what happened to a block).",
             field<&Config::log_level>()},
     KeySpec{"log_file", "", "File the log is appended to; %p becomes the process id. Empty logs to stderr.",
             field<&Config::log_file>()},

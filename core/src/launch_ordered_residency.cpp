@@ -629,6 +629,13 @@ void LaunchOrderedResidency::observe(std::uint64_t now, std::uint64_t by_address
   stats_.shape_loop_period = loop_by_shape_.period();
 }
 
+std::vector<AddressRange> LaunchOrderedResidency::last_named() const {
+  std::vector<AddressRange> named;
+  const Range* last_range = nullptr;
+  for (auto [range, index] : named_) append_merged(named, last_range, range, part(*range, index));
+  return named;
+}
+
 bool LaunchOrderedResidency::pending(std::uint64_t number) const {
   return std::any_of(pending_.begin(), pending_.end(),
                      [number](const PendingEviction& eviction) { return eviction.number == number; });

@@ -1,7 +1,11 @@
 #include "deepum/cuda/stream_ordered_evictor.hpp"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstring>
+#include <iterator>
+#include <string>
 
 #include "deepum/core/capture_gate.hpp"
 #include "deepum/core/log.hpp"
@@ -28,6 +32,14 @@ bool overlaps(const std::vector<core::AddressRange>& ranges, std::uint64_t addre
   return std::any_of(ranges.begin(), ranges.end(), [&](const core::AddressRange& range) {
     return range.address < address + bytes && address < range.address + range.bytes;
   });
+}
+
+// " 0x7f00+2048K 0x7f20+4096K": ranges for the move log.
+std::string describe_ranges(const std::vector<core::AddressRange>& ranges) {
+  std::string text;
+  for (const core::AddressRange& range : ranges)
+    fmt::format_to(std::back_inserter(text), " {:#x}+{}K", range.address, range.bytes >> 10);
+  return text;
 }
 }  // namespace
 
@@ -351,6 +363,7 @@ void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64
                                               std::uint64_t stream) noexcept {
   if (!follows_buffers_) return;
   std::lock_guard lock(mutex_);
+  core::logger().trace("returned {:#x}+{}K stream {:#x}", address, bytes >> 10, stream);
   model_.on_buffer_returned(address, bytes, stream);
   release_dead_slots();
 }
@@ -358,6 +371,7 @@ void StreamOrderedEvictor::on_buffer_returned(std::uint64_t address, std::uint64
 void StreamOrderedEvictor::on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept {
   if (!follows_buffers_) return;
   std::lock_guard lock(mutex_);
+  core::logger().trace("handed out {:#x}+{}K", address, bytes >> 10);
   model_.on_buffer_handed_out(address, bytes);
 }
 
@@ -476,7 +490,10 @@ void StreamOrderedEvictor::take_slots(core::LaunchEviction& decision, std::vecto
 CUresult StreamOrderedEvictor::swap_out(const std::vector<BlockCopy>& copies,
                                         const std::vector<core::AddressRange>& dropped, HostWork& work) {
   CUresult r = copy_blocks(copies, /*to_store=*/true, device_, stream_);
-  // Dropped after the copies, in the same stream: the store holds their contents from here on.
+  // Dropped once the copies have ended, on the idle stream (see EvictionThread::swap_out): the
+  // store holds their contents from here on. A host wait, on this fallback path only.
+  if (r == CUDA_SUCCESS && !dropped.empty() && stream_synchronize.get() != nullptr)
+    r = stream_synchronize.get()(stream_);
   if (r == CUDA_SUCCESS && !dropped.empty()) r = discard_where_they_are(dropped, stream_);
   if (r != CUDA_SUCCESS) {
     // Nothing dropped: the copies enqueued read only. Their slots are free once they are done.
@@ -510,6 +527,7 @@ void StreamOrderedEvictor::copy_back_on_host(const std::vector<core::AddressRang
     if (void* slot = store_->detach(block)) work.copies.push_back({block, bytes, slot});
   });
   if (work.copies.empty()) return;
+  core::logger().trace("  host copies back{}", describe_ranges(ranges));
   if (first) ++host_restores_;  // other operations wait until these blocks hold their contents again
   work.before_copies.clear();
   for (const InFlight& move : in_flight_) work.before_copies.push_back({move.done, move.handed_over});
@@ -770,8 +788,8 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     return true;
   };
   if (ready != nullptr) {
-    // Everything to the thread, the swap's copies and drop included: a drop issued while a copy of
-    // managed memory runs holds its caller until that copy ends (bench/swap_call_probe.cu). Our
+    // Everything to the thread, the swap's copies and drop included: the thread waits for the
+    // copies to end before it drops (EvictionThread::swap_out), which no program thread should. Our
     // stream relays `after` into an event of the eviction's own: markers and program_done_ are
     // recorded again by later launches, perhaps before the thread gets to it.
     const std::uint32_t number =
@@ -969,6 +987,7 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
                                                                    bool may_evict,
                                                                    core::LaunchEviction decision,
                                                                    HostWork& work) {
+  if (core::logger().should_log(spdlog::level::trace)) log_decision(stream, decision);
   // Swapping: what the operation may read without naming it is copied back first, and the slots
   // of blocks whose contents died are freed behind the moves that use them.
   copy_back_on_host(decision.unswap, work);
@@ -1010,6 +1029,29 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
   decision.fetch.insert(decision.fetch.end(), decision.restore_ahead.begin(), decision.restore_ahead.end());
   decision.evict.insert(decision.evict.end(), decision.swap_out.begin(), decision.swap_out.end());
   return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch)};
+}
+
+void StreamOrderedEvictor::log_decision(CUstream stream, const core::LaunchEviction& decision) const {
+  // One line per operation, then one per non-empty move: enough to follow a block's history.
+  core::logger().trace("op {} stream {:#x} names{}", model_.launches_decided(),
+                       reinterpret_cast<std::uintptr_t>(stream), describe_ranges(model_.last_named()));
+  const std::pair<const char*, const std::vector<core::AddressRange>*> moves[] = {
+      {"evict", &decision.evict},     {"swap_out", &decision.swap_out},
+      {"discard", &decision.discard}, {"place", &decision.place},
+      {"restore", &decision.restore}, {"fetch", &decision.fetch},
+      {"unswap", &decision.unswap},   {"restore_ahead", &decision.restore_ahead}};
+  for (const auto& [name, ranges] : moves) {
+    if (!ranges->empty()) core::logger().trace("  {}{}", name, describe_ranges(*ranges));
+  }
+  core::logger().trace(
+      "  numbers eviction {} placement {} ahead {}; waits for_eviction {} evict_after_launch {} "
+      "after_placement {} every {} after_drop {} ahead_after_eviction {} evict_after_placement {} "
+      "discard_after_eviction {} fetch_waits {} place_after_eviction {} wait_for_evict {}",
+      decision.eviction_number, decision.placement_number, decision.ahead_placement_number,
+      decision.wait_for_eviction, decision.evict_after_launch, decision.after_placement,
+      decision.after_every_placement, decision.after_drop, decision.ahead_after_eviction,
+      decision.evict_after_placement, decision.discard_after_eviction, decision.fetch_waits_for_eviction,
+      decision.place_after_eviction, decision.wait_for_evict);
 }
 
 StreamOrderedEvictor::Moves StreamOrderedEvictor::before_launch(const core::KernelLaunch& launch,

@@ -1631,3 +1631,15 @@ TEST_CASE("with swapping, no operation ever finds the only copy of what it names
   CHECK(model.stats().unswaps > 0);
   CHECK(model.stats().swap_peak_bytes <= 24 * kMiB);
 }
+
+TEST_CASE("the blocks the last operation named, merged within each allocation, for the move log") {
+  LaunchOrderedResidency model(64 * kMiB, 4 * kMiB);
+  model.on_range_allocated(kBase, 8 * kMiB);
+  model.on_range_allocated(kBase + 8 * kMiB, 8 * kMiB);  // adjacent, but another allocation
+  // Two pointers into the first allocation whose blocks touch, one into the second.
+  model.before_launch(launch_naming(kBase, 3 * kMiB, kBase + 4 * kMiB, 2 * kMiB));
+  CHECK(model.last_named() == std::vector<AddressRange>{{kBase, 6 * kMiB}});
+  model.before_launch(launch_naming(kBase + 6 * kMiB, 2 * kMiB, kBase + 8 * kMiB, 2 * kMiB));
+  CHECK(model.last_named() ==
+        std::vector<AddressRange>{{kBase + 6 * kMiB, 2 * kMiB}, {kBase + 8 * kMiB, 2 * kMiB}});
+}

@@ -225,6 +225,8 @@ class LaunchOrderedResidency {
   // Launches, copies and memsets decided so far: the last one decided is number launches_decided().
   std::uint64_t launches_decided() const { return launch_seq_; }
   std::uint64_t pending_bytes() const { return pending_bytes_; }
+  // What the operation decided last named, merged within each allocation (for the move log).
+  std::vector<AddressRange> last_named() const;
   const LaunchOrderedStats& stats() const { return stats_; }
 
  private:

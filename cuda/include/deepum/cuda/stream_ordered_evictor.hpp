@@ -300,6 +300,8 @@ class StreamOrderedEvictor {
   // copies back to the host.
   void issue_restore_ahead(core::LaunchEviction& decision, std::uint64_t host_time,
                            std::array<EvictionRef, 2> room, HostWork& work);
+  // With the log at trace level: what operation launches_decided() names and the moves decided.
+  void log_decision(CUstream stream, const core::LaunchEviction& decision) const;
   // One cuMemDiscardAndPrefetchBatchAsync on `on`: `ranges` dropped and placed at `location`
   // without copying.
   CUresult discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges, CUmemLocation location,
