@@ -527,7 +527,8 @@ void StreamOrderedEvictor::copy_back_on_host(const std::vector<core::AddressRang
     if (void* slot = store_->detach(block)) work.copies.push_back({block, bytes, slot});
   });
   if (work.copies.empty()) return;
-  core::logger().trace("  host copies back{}", describe_ranges(ranges));
+  if (core::logger().should_log(spdlog::level::trace))
+    core::logger().trace("  host copies back{}", describe_ranges(ranges));
   if (first) ++host_restores_;  // other operations wait until these blocks hold their contents again
   work.before_copies.clear();
   for (const InFlight& move : in_flight_) work.before_copies.push_back({move.done, move.handed_over});

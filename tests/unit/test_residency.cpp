@@ -1636,9 +1636,10 @@ TEST_CASE("the blocks the last operation named, merged within each allocation, f
   LaunchOrderedResidency model(64 * kMiB, 4 * kMiB);
   model.on_range_allocated(kBase, 8 * kMiB);
   model.on_range_allocated(kBase + 8 * kMiB, 8 * kMiB);  // adjacent, but another allocation
-  // Two pointers into the first allocation whose blocks touch, one into the second.
+  // Two pointers into the first allocation whose blocks touch: one range.
   model.before_launch(launch_naming(kBase, 3 * kMiB, kBase + 4 * kMiB, 2 * kMiB));
   CHECK(model.last_named() == std::vector<AddressRange>{{kBase, 6 * kMiB}});
+  // Contiguous, but in two allocations: two ranges.
   model.before_launch(launch_naming(kBase + 6 * kMiB, 2 * kMiB, kBase + 8 * kMiB, 2 * kMiB));
   CHECK(model.last_named() ==
         std::vector<AddressRange>{{kBase + 6 * kMiB, 2 * kMiB}, {kBase + 8 * kMiB, 2 * kMiB}});
