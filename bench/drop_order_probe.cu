@@ -29,17 +29,6 @@ constexpr size_t kPiece = size_t{32} << 20;  // the device buffer the copies pas
 constexpr unsigned long long kHoldNs = 5'000'000, kSettleNs = 20'000'000;
 constexpr unsigned kOld = 0x11111111u, kResident = 0x22222222u, kRestored = 0x33333333u;
 
-#define CHECK_CU(call)                                                          \
-  do {                                                                          \
-    CUresult r = (call);                                                        \
-    if (r != CUDA_SUCCESS) {                                                    \
-      const char* text = nullptr;                                               \
-      cuGetErrorString(r, &text);                                               \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, text); \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
-
 __global__ void fill(unsigned* words, size_t count, unsigned value) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x)

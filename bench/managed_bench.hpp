@@ -3,6 +3,7 @@
 // (the safety rule of the GPU machine: never ask for managed memory the card does not have free).
 #pragma once
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -15,6 +16,18 @@
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
       std::exit(1);                                                                              \
     }                                                                                            \
+  } while (0)
+
+// The same for a driver call (the programs that use it link libcuda).
+#define CHECK_CU(call)                                                          \
+  do {                                                                          \
+    CUresult r = (call);                                                        \
+    if (r != CUDA_SUCCESS) {                                                    \
+      const char* text = nullptr;                                               \
+      cuGetErrorString(r, &text);                                               \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, text); \
+      std::exit(1);                                                             \
+    }                                                                           \
   } while (0)
 
 namespace bench {

@@ -40,17 +40,6 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-#define CHECK_CU(call)                                                          \
-  do {                                                                          \
-    CUresult r = (call);                                                        \
-    if (r != CUDA_SUCCESS) {                                                    \
-      const char* text = nullptr;                                               \
-      cuGetErrorString(r, &text);                                               \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, text); \
-      std::exit(1);                                                             \
-    }                                                                           \
-  } while (0)
-
 struct Row {
   const char* name;
   double host_ms, done_ms, gb_per_s;
