@@ -124,17 +124,9 @@ void EvictionThread::swap_out(const Eviction& eviction, CUresult after_ready) {
   CUresult r = after_ready;
   if (r == CUDA_SUCCESS) r = copy_blocks(eviction.copies, /*to_store=*/true, device_, stream_, &staging_);
   if (r == CUDA_SUCCESS && !eviction.dropped.empty()) {
-    // Issued on an idle stream, once the copies have ended, and waited for. Issued behind copies
-    // still running, a drop can land after the event recorded behind it, on blocks copied back
-    // since: GPT-2 124M's weights went back to what the host held before the first optimizer step
-    // (docs/ARCHITECTURE.md, "Lock discipline").
-    r = stream_synchronize.get() != nullptr ? stream_synchronize.get()(stream_) : CUDA_ERROR_NOT_SUPPORTED;
-    BatchRanges batch(eviction.dropped);
-    if (r == CUDA_SUCCESS)
-      r = discard_batch.get() != nullptr ? discard_batch.get()(batch.pointers.data(), batch.sizes.data(),
-                                                               batch.pointers.size(), 0, stream_)
-                                         : CUDA_ERROR_NOT_SUPPORTED;
-    // Issued: the store holds the contents (the copies ended first), whatever this wait says.
+    r = drop_after_copies(eviction.dropped, stream_);
+    // Issued: the store holds the contents (the copies ended first). Waited for before the
+    // eviction's event, whatever this wait says.
     if (r == CUDA_SUCCESS) {
       stream_synchronize.get()(stream_);
       return;

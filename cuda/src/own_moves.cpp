@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "deepum/cuda/driver_functions.hpp"
+#include "deepum/cuda/driver_hint_executor.hpp"
 
 namespace deepum::cuda {
 using namespace driver;
@@ -108,6 +109,13 @@ CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice 
     if (r != CUDA_SUCCESS) return r;
   }
   return CUDA_SUCCESS;
+}
+
+CUresult drop_after_copies(std::span<const core::AddressRange> blocks, CUstream on) {
+  if (stream_synchronize.get() == nullptr || discard_batch.get() == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  if (CUresult r = stream_synchronize.get()(on); r != CUDA_SUCCESS) return r;
+  BatchRanges batch(blocks);
+  return discard_batch.get()(batch.pointers.data(), batch.sizes.data(), batch.pointers.size(), 0, on);
 }
 
 }  // namespace deepum::cuda

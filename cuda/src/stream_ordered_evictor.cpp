@@ -490,11 +490,9 @@ void StreamOrderedEvictor::take_slots(core::LaunchEviction& decision, std::vecto
 CUresult StreamOrderedEvictor::swap_out(const std::vector<BlockCopy>& copies,
                                         const std::vector<core::AddressRange>& dropped, HostWork& work) {
   CUresult r = copy_blocks(copies, /*to_store=*/true, device_, stream_);
-  // Dropped once the copies have ended, on the idle stream (see EvictionThread::swap_out): the
-  // store holds their contents from here on. A host wait, on this fallback path only.
-  if (r == CUDA_SUCCESS && !dropped.empty() && stream_synchronize.get() != nullptr)
-    r = stream_synchronize.get()(stream_);
-  if (r == CUDA_SUCCESS && !dropped.empty()) r = discard_where_they_are(dropped, stream_);
+  // Dropped once the copies have ended: the store holds their contents from here on. A host
+  // wait, on this fallback path only.
+  if (r == CUDA_SUCCESS && !dropped.empty()) r = drop_after_copies(dropped, stream_);
   if (r != CUDA_SUCCESS) {
     // Nothing dropped: the copies enqueued read only. Their slots are free once they are done.
     work.stream_syncs.push_back(stream_);
@@ -790,7 +788,7 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
   };
   if (ready != nullptr) {
     // Everything to the thread, the swap's copies and drop included: the thread waits for the
-    // copies to end before it drops (EvictionThread::swap_out), which no program thread should. Our
+    // copies to end before it drops (drop_after_copies), which no program thread should. Our
     // stream relays `after` into an event of the eviction's own: markers and program_done_ are
     // recorded again by later launches, perhaps before the thread gets to it.
     const std::uint32_t number =

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <span>
 
+#include "deepum/core/residency_map.hpp"
+
 namespace deepum::cuda {
 
 // Whether the calling thread is issuing deepum's own moves now.
@@ -58,5 +60,12 @@ class Staging {
 // batched call the driver refuses as a whole is made copy by copy.
 CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice device, CUstream on,
                      const Staging* staging = nullptr);
+
+// Drops `blocks`, just copied out on `on`, once those copies have ended: a host wait for `on`, then
+// one cuMemDiscardBatchAsync on it, now idle. Issued behind copies still running, a drop can land
+// after the event recorded behind it, on blocks copied back since: GPT-2 124M's weights went back
+// to what the host held before the first optimizer step (docs/ARCHITECTURE.md, "Lock discipline").
+// Not CUDA_SUCCESS: nothing was dropped.
+CUresult drop_after_copies(std::span<const core::AddressRange> blocks, CUstream on);
 
 }  // namespace deepum::cuda
