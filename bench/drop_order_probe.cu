@@ -12,6 +12,7 @@
 //   other_context: behind_copies from a second context, its event relayed into the first through
 //                  a stream that waits for it (deepum's eviction thread)
 //   other_stream:  the copies on X, the drop on a third stream that waits for an event after them
+//   other_both:    other_stream from a second context, the drop's event relayed into the first
 //
 //   drop_order_probe [MiB] [TRIALS]   (default 64 MiB, 20 trials per order)
 #include <cuda.h>
@@ -54,8 +55,8 @@ struct Probe {
   char* restored = nullptr;   // pinned, the new pattern copied back
   unsigned long long* differ = nullptr;
   CUcontext first = nullptr, second = nullptr;
-  CUstream x = nullptr, y = nullptr, z = nullptr, relay = nullptr, x_b = nullptr;
-  CUevent after_drop = nullptr, after_copies = nullptr, moved_b = nullptr;
+  CUstream x = nullptr, y = nullptr, z = nullptr, relay = nullptr, x_b = nullptr, z_b = nullptr;
+  CUevent after_drop = nullptr, after_copies = nullptr, moved_b = nullptr, copied_b = nullptr;
   CUdevice device = 0;
 
   // Managed memory to pinned through `through` (device memory), on `on`.
@@ -111,8 +112,10 @@ struct Probe {
   }
 };
 
-enum class Order { idle, behind_copies, behind_hold, other_context, other_stream };
-constexpr const char* kNames[] = {"idle", "behind_copies", "behind_hold", "other_context", "other_stream"};
+enum class Order { idle, behind_copies, behind_hold, other_context, other_stream, other_both };
+constexpr const char* kNames[] = {"idle",          "behind_copies", "behind_hold",
+                                  "other_context", "other_stream",  "other_both"};
+constexpr int kOrders = sizeof(kNames) / sizeof(kNames[0]);
 
 unsigned long long trial(Probe& p, Order order) {
   p.prepare();
@@ -148,6 +151,17 @@ unsigned long long trial(Probe& p, Order order) {
       p.drop(p.z);
       CHECK_CU(cuEventRecord(p.after_drop, p.z));
       break;
+    case Order::other_both:
+      CHECK_CU(cuCtxSetCurrent(p.second));
+      p.copy_out(p.staging_b, p.x_b);
+      CHECK_CU(cuEventRecord(p.copied_b, p.x_b));
+      CHECK_CU(cuStreamWaitEvent(p.z_b, p.copied_b, 0));
+      p.drop(p.z_b);
+      CHECK_CU(cuEventRecord(p.moved_b, p.z_b));
+      CHECK_CU(cuCtxSetCurrent(p.first));
+      CHECK_CU(cuStreamWaitEvent(p.relay, p.moved_b, 0));
+      CHECK_CU(cuEventRecord(p.after_drop, p.relay));
+      break;
   }
   return p.restore_and_count();
 }
@@ -176,15 +190,15 @@ int main(int argc, char** argv) {
   for (CUstream* s : {&p.x, &p.y, &p.z, &p.relay}) CHECK_CU(cuStreamCreate(s, CU_STREAM_NON_BLOCKING));
   for (CUevent* e : {&p.after_drop, &p.after_copies}) CHECK_CU(cuEventCreate(e, CU_EVENT_DISABLE_TIMING));
   CHECK_CU(cuCtxCreate(&p.second, nullptr, 0, p.device));  // current now
-  CHECK_CU(cuStreamCreate(&p.x_b, CU_STREAM_NON_BLOCKING));
-  CHECK_CU(cuEventCreate(&p.moved_b, CU_EVENT_DISABLE_TIMING));
+  for (CUstream* s : {&p.x_b, &p.z_b}) CHECK_CU(cuStreamCreate(s, CU_STREAM_NON_BLOCKING));
+  for (CUevent* e : {&p.moved_b, &p.copied_b}) CHECK_CU(cuEventCreate(e, CU_EVENT_DISABLE_TIMING));
   CUdeviceptr staging_b = 0;
   CHECK_CU(cuMemAlloc(&staging_b, kPiece));
   p.staging_b = reinterpret_cast<char*>(staging_b);
   CHECK_CU(cuCtxSetCurrent(p.first));
   std::printf("array %zu MiB, %d trials per order; words not holding what was copied back 20 ms earlier:\n",
               p.bytes >> 20, trials);
-  for (int o = 0; o < 5; ++o) {
+  for (int o = 0; o < kOrders; ++o) {
     int bad = 0;
     unsigned long long worst = 0;
     for (int t = 0; t < trials; ++t) {

@@ -62,10 +62,10 @@ CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice 
                      const Staging* staging = nullptr);
 
 // Drops `blocks`, just copied out on `on`, once those copies have ended: a host wait for `on`, then
-// one cuMemDiscardBatchAsync on it, now idle. Issued behind copies still running, a drop can land
-// after the event recorded behind it, on blocks copied back since: GPT-2 124M's weights went back
-// to what the host held before the first optimizer step (docs/ARCHITECTURE.md, "Lock discipline").
-// Not CUDA_SUCCESS: nothing was dropped.
+// one cuMemDiscardBatchAsync on it, now idle. With the drop issued behind copies still running,
+// GPT-2 124M's weights went back to what the host held before the first optimizer step in some
+// runs; with this wait, in none (docs/ARCHITECTURE.md, "Lock discipline", says what is and is not
+// known of why). Not CUDA_SUCCESS: nothing was dropped.
 CUresult drop_after_copies(std::span<const core::AddressRange> blocks, CUstream on);
 
 }  // namespace deepum::cuda
