@@ -226,13 +226,16 @@ bool pointers_in_host_source(const CopyCall& call, const ManagedLookup& managed,
                            call.source != 0 && call.bytes >= sizeof(std::uint64_t) &&
                            call.bytes <= kMaxPointerTableBytes;
   if (!small_table || !managed.contains(call.destination) || managed.contains(call.source)) return false;
-  thread_local std::array<unsigned char, kMaxPointerTableBytes> copy;
-  iovec local{copy.data(), static_cast<std::size_t>(call.bytes)};
-  iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(call.source)),
-               static_cast<std::size_t>(call.bytes)};
-  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(call.bytes)) return false;
+  thread_local std::array<unsigned char, kPointerTableChunkBytes> copy;
   PointerCollector collector(managed);
-  scan_packed_buffer(copy.data(), static_cast<std::size_t>(call.bytes), collector);
+  const auto bytes = static_cast<std::size_t>(call.bytes);
+  for (std::size_t at = 0; at < bytes; at += copy.size()) {
+    const std::size_t chunk = std::min(copy.size(), bytes - at);
+    iovec local{copy.data(), chunk};
+    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(call.source + at)), chunk};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(chunk)) return false;
+    scan_packed_buffer(copy.data(), chunk, collector);
+  }
   const std::span<const std::uint64_t> found = collector.found();
   table.count = found.size();
   table.complete = collector.overflow() == 0;

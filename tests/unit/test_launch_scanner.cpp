@@ -566,6 +566,17 @@ TEST_CASE("a small copy from the host into managed memory is read for the pointe
                                   found));
   CHECK(found.count == 2);
 
+  // A table past one chunk (FSDP2's chunk_cat tables grow with the shard): its last words read too.
+  std::vector<std::uint64_t> large((40 << 10) / sizeof(std::uint64_t), 3);
+  large.back() = kManagedA + 64;
+  large[large.size() / 2] = kManagedB;
+  cuMemcpyHtoDAsync_v2_params large_copy{kManagedB + 4096, large.data(), large.size() * sizeof(std::uint64_t),
+                                         nullptr};
+  REQUIRE(pointers_in_host_source(
+      *decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, &large_copy), managed, found));
+  CHECK(found.count == 2);
+  CHECK(found.complete);
+
   // Not read: into plain device memory, from managed memory, from the device, or too large.
   CopyCall other = *call;
   other.destination = kDevice;

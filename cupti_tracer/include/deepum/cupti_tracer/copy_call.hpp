@@ -31,8 +31,11 @@ struct CopyCall {
 
 // Copies to the GPU this small may be tables of pointers a kernel then follows (PyTorch builds
 // them in pinned memory for chunk_cat and split_with_sizes_copy): their source is read for managed
-// pointers.
-inline constexpr std::size_t kMaxPointerTableBytes = 16384;
+// pointers, kPointerTableChunkBytes at a time. FSDP2's tables outgrow 16 KiB (chunk_cat's grows
+// with the reduce-scatter shard: about 4 KiB per MiB): one missed, its kernel reads and writes
+// blocks deepum may have swapped out.
+inline constexpr std::size_t kMaxPointerTableBytes = std::size_t{256} << 10;
+inline constexpr std::size_t kPointerTableChunkBytes = 16384;
 
 // The callbacks watched: the 1-D copies and memsets with 64-bit pointers, each with its
 // per-thread-stream twin, decoded; and the copies of 2-D/3-D regions, from arrays, between devices
