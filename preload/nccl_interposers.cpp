@@ -1,8 +1,8 @@
 // Interposers for NCCL's calls that hand it buffers (nccl.h, 2.32). NCCL's kernels reach those
 // buffers through NCCL's own structures, never through their parameters, so the buffers are named
 // before the real call, on its stream, as a launch's are (core/indirect_kernels.hpp); the kernels
-// the call launches then pass the launch callback untouched (swaps and placement of fresh blocks
-// stop at the first call: see PipelineSink::before_collective). The types are NCCL's, spelt as their
+// the call launches then pass the launch callback untouched (see PipelineSink::before_collective).
+// The types are NCCL's, spelt as their
 // ABI is (enums are ints, handles pointers), so that no NCCL header is needed to build.
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,7 @@
 #include "deepum/core/launch_ordered_residency.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace deepum::core {
 
@@ -51,6 +52,41 @@ LaunchOrderedResidency::Range* LaunchOrderedResidency::range_holding(std::uint64
   if (it == ranges_.begin()) return nullptr;
   --it;
   return address < it->first + it->second.bytes ? &it->second : nullptr;
+}
+
+bool LaunchOrderedResidency::holds_any(const std::uint64_t* pointers, std::size_t count) const {
+  for (std::size_t i = 0; i < count; ++i) {
+    auto it = ranges_.upper_bound(pointers[i]);
+    if (it != ranges_.begin() && pointers[i] < std::prev(it)->first + std::prev(it)->second.bytes)
+      return true;
+  }
+  return false;
+}
+
+LaunchOrderedResidency::OtherDeviceUse LaunchOrderedResidency::named_by_other_device(
+    const std::uint64_t* pointers, const std::uint64_t* extents, std::size_t count) {
+  OtherDeviceUse use;
+  for (std::size_t i = 0; i < count; ++i) {
+    Range* range = range_holding(pointers[i]);
+    if (range == nullptr) continue;
+    const std::uint64_t range_end = range->address + range->bytes;
+    const std::uint64_t end = extents[i] != 0 ? std::min(range_end, pointers[i] + extents[i]) : range_end;
+    const Range* last_range = nullptr;
+    for (std::size_t index = block_of(pointers[i]) - block_of(range->address);
+         index <= block_of(end - 1) - block_of(range->address); ++index) {
+      Block& block = range->blocks[index];
+      block.indirect = true;
+      block.fresh_epoch = 0;
+      use.after_placement = std::max(use.after_placement, block.placed_by);
+      if (!block.swapped) continue;
+      block.swapped = false;
+      swapped_bytes_ -= kBlockBytes;
+      stats_.unswapped_bytes += kBlockBytes;
+      append_merged(use.unswap, last_range, range, part(*range, index));
+    }
+  }
+  if (!use.unswap.empty()) ++stats_.unswaps;
+  return use;
 }
 
 void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,

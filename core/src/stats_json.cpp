@@ -203,6 +203,16 @@ void add_runtime(json& doc, const RuntimeCounters& r) {
   doc["tracer"] = tracer_json(r.tracer);
   doc["program_thread"] = program_thread_json(r.program_thread);
   if (r.engine) doc["engine"] = engine_json(*r.engine);
+  if (!r.device_engines.empty()) {
+    json engines = json::array();
+    for (const DeviceEngineCounters& d : r.device_engines) {
+      json one = engine_json(d.engine);
+      one["device"] = d.device;
+      one["resident_limit_bytes"] = d.resident_limit_bytes;
+      engines.push_back(std::move(one));
+    }
+    doc["engines_by_device"] = std::move(engines);
+  }
   if (r.discarder) {
     doc["discarder"] = {{"discarded_bytes", r.discarder->discarded_bytes},
                         {"skipped_capturing", r.discarder->skipped_capturing},

@@ -36,6 +36,8 @@ core::TracerCounters tracer_counters(const cupti_tracer::TracerStats& s) {
   return t;
 }
 
+}  // namespace
+
 core::EngineCounters engine_counters(StreamOrderedEvictor& evictor) {
   core::EngineCounters e;
   e.moves = evictor.stats();
@@ -51,8 +53,6 @@ core::EngineCounters engine_counters(StreamOrderedEvictor& evictor) {
   e.eviction_thread_ns = evictor.enqueue_times().eviction_thread_ns;
   return e;
 }
-
-}  // namespace
 
 core::RuntimeCounters collect_runtime_counters(const cupti_tracer::TracerStats& tracer,
                                                StreamOrderedEvictor* evictor,

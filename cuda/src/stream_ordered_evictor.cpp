@@ -336,6 +336,11 @@ void StreamOrderedEvictor::on_range_allocated(std::uint64_t address, std::uint64
   }
 }
 
+bool StreamOrderedEvictor::holds(std::uint64_t address) {
+  std::lock_guard lock(mutex_);
+  return model_.holds_any(&address, 1);
+}
+
 void StreamOrderedEvictor::on_range_freed(std::uint64_t address, std::uint64_t bytes) noexcept {
   HostWork work;
   {
@@ -1084,6 +1089,45 @@ void StreamOrderedEvictor::stop_placing() noexcept {
     }
   }
   run(work);
+}
+
+void StreamOrderedEvictor::before_other_device_use(const std::uint64_t* pointers,
+                                                   const std::uint64_t* extents, std::size_t count) noexcept {
+  if (issuing_own_moves() || (!swaps_ && !places_fresh_.load(std::memory_order_relaxed))) return;
+  HostWork work;
+  {
+    std::lock_guard lock(mutex_);
+    OwnMovesScope issuing;
+    try {
+      const core::LaunchOrderedResidency::OtherDeviceUse use =
+          model_.named_by_other_device(pointers, extents, count);
+      copy_back_on_host(use.unswap, work);
+      // Placements run in issue order: the latest one that placed any of them covers the rest.
+      if (CUevent placed = use.after_placement > placements_reaped_
+                               ? placement_in_flight(use.after_placement, false)
+                               : nullptr)
+        work.host_waits.push_back({placed, 0});
+    } catch (const std::exception&) {
+      // Out of memory for the list: nothing was unmarked (copy_back_on_host takes the list whole).
+    }
+  }
+  run(work);
+}
+
+bool StreamOrderedEvictor::stop_placing_for_other_device() noexcept {
+  if (stopped_for_other_device_.load(std::memory_order_acquire)) return false;
+  // Another thread stopping them meanwhile: this one's operation waits until they are stopped.
+  std::lock_guard once(stopping_for_other_device_);
+  if (stopped_for_other_device_.load(std::memory_order_relaxed)) return false;
+  stop_placing();
+  HostWork work;
+  {
+    std::lock_guard lock(mutex_);
+    if (CUevent placed = placement_in_flight(0, true)) work.host_waits.push_back({placed, 0});
+  }
+  run(work);
+  stopped_for_other_device_.store(true, std::memory_order_release);
+  return true;
 }
 
 void StreamOrderedEvictor::forget_fresh() noexcept {

@@ -22,6 +22,7 @@
 #include "deepum/core/live_buffers.hpp"
 #include "deepum/core/trace_recorder.hpp"
 #include "deepum/cuda/dead_memory_discarder.hpp"
+#include "deepum/cuda/device_engines.hpp"
 #include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/progress_markers.hpp"
@@ -66,9 +67,9 @@ core::Timestamp now_ns();  // below, with the runtime it reads
 // launch's operands and every copy go to it too, for the simulator's replay of those evictions.
 class PipelineSink final : public cupti_tracer::EventSink {
  public:
-  PipelineSink(EventPipeline& pipeline, ProgressMarkers* markers, StreamOrderedEvictor* evictor,
+  PipelineSink(EventPipeline& pipeline, ProgressMarkers* markers, DeviceEngines& engines,
                bool records_trace_file)
-      : pipeline_(pipeline), markers_(markers), evictor_(evictor), records_trace_file_(records_trace_file) {}
+      : pipeline_(pipeline), markers_(markers), engines_(engines), records_trace_file_(records_trace_file) {}
   void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every) override {
     // An NCCL kernel launched inside an interposed NCCL call reaches the buffers named before the
     // call (before_collective), and nothing is ordered before it here. Outside one, what it reaches
@@ -80,18 +81,35 @@ class PipelineSink final : public cupti_tracer::EventSink {
     pipeline_.on_launch(launch);
     if (records_trace_file_) post_operands(launch, every);
     if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
-    if (evictor_ != nullptr && !named_before)
-      report(evictor_->before_launch(launch, every), launch.host_time);
+    if (named_before) return;
+    StreamOrderedEvictor* own = engines_.of_context(launch.context);
+    if (own != nullptr) report(own->before_launch(launch, every), launch.host_time);
+    // A context with no engine of its own (another device's, or one that never allocated) gets
+    // every engine's memory made safe to reach from it.
+    if (own == nullptr || engines_.engines() > 1) {
+      const bool whole = every != nullptr && every->count > launch.pointer_count;
+      const std::size_t kept = std::min<std::size_t>(launch.pointer_count, core::KernelLaunch::kMaxPointers);
+      named_by_other_device(
+          own, whole ? every->pointers : launch.pointers.data(),
+          whole ? every->extents : launch.extents.data(), whole ? every->count : kept, 0,
+          launch.unnamed_memory || (launch.pointers_truncated && !(whole && every->complete)));
+    }
   }
   void on_copy(const core::CopyLaunch& copy, const core::LaunchPointers* table) override {
     // deepum's own copies (swaps) are not the program's: the replay decides them itself.
     if (records_trace_file_ && !issuing_own_moves()) pipeline_.on_copy_launch(copy);
-    if (evictor_ == nullptr) return;
     if (copy.unnamed_memory) {
-      evictor_->forget_fresh();  // nothing to order before it: its operands are unknown
+      // Nothing to order before it: its operands, on whichever device, are unknown.
+      engines_.for_each([](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.forget_fresh(); });
       return;
     }
-    report(evictor_->before_copy(copy, table), copy.host_time);
+    StreamOrderedEvictor* own = engines_.of_context(copy.context);
+    if (own != nullptr) report(own->before_copy(copy, table), copy.host_time);
+    if (own == nullptr || engines_.engines() > 1) {
+      named_by_other_device(own, copy.operands.data(), nullptr, copy.operand_count, copy.bytes, false);
+      if (table != nullptr)
+        named_by_other_device(own, table->pointers, table->extents, table->count, 0, !table->complete);
+    }
   }
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
@@ -100,30 +118,35 @@ class PipelineSink final : public cupti_tracer::EventSink {
   void on_function_name(std::uint64_t function, const char* name) override {
     pipeline_.on_function_name(function, name);
     // Acted on at its launches, the first of which follows at once (no CUDA here).
-    if (evictor_ != nullptr && core::reaches_buffers_indirectly(name)) remember_indirect(function);
+    if (engines_.first() != nullptr && core::reaches_buffers_indirectly(name)) remember_indirect(function);
   }
   void on_context_destroying(std::uint64_t context) override;
 
   // An interposed NCCL call is about to hand NCCL `call`'s buffers on `stream`: they are named
   // there, as a launch's are, before the call enqueues its kernels (what they need is fetched, the
-  // room made). Swapping and placement of fresh blocks stop at the first one: with them on, data-
-  // parallel training on two GPUs (DDP and FSDP2) gave losses that differed from native in some
-  // runs and not others, a race not found yet (docs/benchmarks.md, 2026-11-26).
-  void before_collective(const core::CollectiveBuffers& call, std::uint64_t stream) {
-    if (evictor_ == nullptr) return;
-    stop_placing_under_nccl(call.known ? "NCCL collectives in use" : "an NCCL call of unknown extent");
-    if (!call.known) return;
+  // room made); swaps and placement go on. A call whose extent is not known stops them (every
+  // swapped block copied back first): NCCL's kernels would reach buffers not named.
+  void before_collective(const core::CollectiveBuffers& call, std::uint64_t stream, std::uint64_t context) {
+    StreamOrderedEvictor* own = engines_.of_context(context);
+    if (own == nullptr) return;
+    if (!call.known) {
+      stop_placing_under_nccl("an NCCL call of unknown extent");
+      return;
+    }
     core::KernelLaunch launch;
     launch.function = kCollectiveFunction;
     launch.stream = stream;
+    launch.context = context;
     launch.host_time = now_ns();
     for (std::size_t i = 0; i < call.count; ++i) {
       launch.pointers[i] = call.buffers[i].address;
       launch.extents[i] = call.buffers[i].bytes;
     }
     launch.pointer_count = static_cast<std::uint16_t>(call.count);
-    report(evictor_->before_launch(launch), launch.host_time);
+    report(own->before_launch(launch), launch.host_time);
   }
+  // Swaps and placement stopped: an NCCL kernel reached buffers deepum could not name.
+  bool placing_stopped() const { return placing_stopped_.load(std::memory_order_acquire); }
 
  private:
   // Every pointer the launch names with its extent: `every` where the launch holds more than it
@@ -165,11 +188,41 @@ class PipelineSink final : public cupti_tracer::EventSink {
   // `why`.
   void stop_placing_under_nccl(const char* why) {
     if (placing_stopped_.load(std::memory_order_acquire)) return;
-    evictor_->stop_placing();  // returns once every swapped block is copied back
+    // Each returns once every block it swapped is copied back.
+    engines_.for_each([](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.stop_placing(); });
     if (!placing_stopped_.exchange(true, std::memory_order_acq_rel))
       core::logger().warn(
           "{}: swaps and placement of fresh blocks are off from here on (evictions and prefetches go on)",
           why);
+  }
+
+  // An operation whose engine is `own` (nullptr: its context has none) named `pointers`, each
+  // reaching `extents` bytes (nullptr: `bytes` each), or with `unnamed` may reach memory it does not
+  // name: every other device's engine makes its memory safe to reach from there first.
+  void named_by_other_device(const StreamOrderedEvictor* own, const std::uint64_t* pointers,
+                             const std::uint64_t* extents, std::size_t count, std::uint64_t bytes,
+                             bool unnamed) {
+    std::array<std::uint64_t, core::CopyLaunch::kMaxOperands> each{};
+    if (extents == nullptr) {
+      count = std::min(count, each.size());
+      each.fill(bytes);
+      extents = each.data();
+    }
+    engines_.for_each([&](StreamOrderedEvictor& engine, int device, std::uint64_t) {
+      if (&engine == own) return;
+      if (unnamed) {
+        if (engine.stop_placing_for_other_device())
+          log_named_elsewhere(device, "an operation of another device may reach it unnamed");
+      } else {
+        engine.before_other_device_use(pointers, extents, count);
+      }
+    });
+  }
+  void log_named_elsewhere(int device, const char* why) {
+    core::logger().warn(
+        "device {}'s memory is used from another device ({}): swaps and placement of fresh blocks on "
+        "device {} are off from here on",
+        device, why, device);
   }
 
   // The functions whose name says they reach buffers indirectly, kept without a lock (they are
@@ -196,7 +249,7 @@ class PipelineSink final : public cupti_tracer::EventSink {
 
   EventPipeline& pipeline_;
   ProgressMarkers* markers_;
-  StreamOrderedEvictor* evictor_;
+  DeviceEngines& engines_;
   const bool records_trace_file_;
   std::array<std::atomic<std::uint64_t>, kIndirectFunctions> indirect_functions_{};
   std::atomic<std::size_t> indirect_count_{0};
@@ -213,10 +266,14 @@ struct Runtime {
   std::unique_ptr<RegistryLookup> lookup;
   std::unique_ptr<ProgressMarkers> markers;         // while prefetching
   std::unique_ptr<core::LiveBuffers> live_buffers;  // PyTorch's blocks in use (see start_once)
-  std::unique_ptr<StreamOrderedEvictor> evictor;    // mode's moves, ordered before launches
-  std::unique_ptr<DeadMemoryDiscarder> discarder;   // while prefetching with prefetch.discard
-  bool tracker_settled = false;                     // worker only: attached, or never will be
-  int tracker_attempts = 0;                         // worker only
+  // mode's moves, ordered before launches: an engine per device, the first device's first.
+  DeviceEngines engines;
+  bool engines_allowed = false;  // the mode moves memory before launches (start_once decides)
+  bool placing_allowed = true;   // CUPTI gave the launch and copy callbacks placing needs
+  StreamOrderedEvictor* evictor() const { return engines.first(); }
+  std::unique_ptr<DeadMemoryDiscarder> discarder;  // while prefetching with prefetch.discard
+  bool tracker_settled = false;                    // worker only: attached, or never will be
+  int tracker_attempts = 0;                        // worker only
   std::unique_ptr<PipelineSink> sink;
   std::unique_ptr<cupti_tracer::CuptiTracer> tracer;
   std::unique_ptr<DriverHintExecutor> executor;
@@ -280,7 +337,11 @@ constexpr core::Timestamp kQuietBeforePauseNs = 1'000'000'000;
 // Worker: the evictions and prefetches ordered before launches that finished, into the records in
 // time order (CUPTI loses many of the driver's records of them).
 void report_finished_moves(Runtime& runtime, core::Timestamp now) {
-  for (const StreamOrderedEvictor::Finished& move : runtime.evictor->poll_finished(now)) {
+  // Other devices' engines reap theirs too; the records-driven check holds the first device only.
+  runtime.engines.for_each([&](StreamOrderedEvictor& engine, int, std::uint64_t) {
+    if (&engine != runtime.evictor()) engine.poll_finished(now);
+  });
+  for (const StreamOrderedEvictor::Finished& move : runtime.evictor()->poll_finished(now)) {
     if (move.to_gpu) {
       runtime.pipeline->on_prefetch_done(move.range, move.start, move.end);
     } else {
@@ -350,14 +411,15 @@ void attach_block_tracker(Runtime& runtime) {
               rt->live_buffers->returned(event.address);
             }
           }
-          if (rt->evictor) {
+          // Each engine acts on its own device's buffers only.
+          rt->engines.for_each([&](StreamOrderedEvictor& engine, int, std::uint64_t) {
             if (handed_out) {
-              rt->evictor->on_buffer_handed_out(event.address, event.bytes);
+              engine.on_buffer_handed_out(event.address, event.bytes);
             } else {
-              rt->evictor->on_buffer_returned(event.address, event.bytes,
-                                              reinterpret_cast<std::uintptr_t>(event.stream));
+              engine.on_buffer_returned(event.address, event.bytes,
+                                        reinterpret_cast<std::uintptr_t>(event.stream));
             }
-          }
+          });
           if (handed_out || !rt->discarder) return;
           if (!rt->session->registry().find_containing(event.address)) return;  // not deepum's memory
           for (const core::AddressRange& range : rt->discarder->discard_returned_block(
@@ -432,10 +494,9 @@ void worker_round(Runtime& runtime) {
   }
   attach_block_tracker(runtime);
   const core::Timestamp now = now_ns();
-  if (runtime.evictor) {
-    report_finished_moves(runtime, now);
-    runtime.evictor->grow_swap_store();
-  }
+  if (runtime.evictor()) report_finished_moves(runtime, now);
+  runtime.engines.for_each(
+      [](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.grow_swap_store(); });
   const auto started = std::chrono::steady_clock::now();
   runtime.pipeline->step(now, executor, runtime.recorder.get());
   runtime.pipeline->record_step_time(static_cast<std::uint64_t>(
@@ -470,20 +531,24 @@ void stop_tracing_at_exit() {
   runtime->wake.notify_all();
   if (runtime->worker.joinable()) runtime->worker.join();
   runtime->executor->stop();
-  if (runtime->evictor) runtime->evictor->stop();
+  runtime->engines.for_each([](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.stop(); });
   if (runtime->tracer) {
     runtime->tracer->flush();
     core::RuntimeCounters counters = collect_runtime_counters(
-        runtime->tracer->stats(), runtime->evictor.get(), runtime->discarder.get(), runtime->markers.get());
+        runtime->tracer->stats(), runtime->evictor(), runtime->discarder.get(), runtime->markers.get());
+    if (runtime->engines.engines() > 1) {
+      runtime->engines.for_each([&](StreamOrderedEvictor& engine, int device, std::uint64_t) {
+        counters.device_engines.push_back(
+            {device, runtime->session->allocations().resident_limit_bytes(device), engine_counters(engine)});
+      });
+    }
     counters.tracer.kernel_record_pauses = runtime->pauses;
     counters.tracer.kernel_records_paused_ns = runtime->paused_ns;
     if (runtime->tracer->kernel_records_paused())
       counters.tracer.kernel_records_paused_ns += now_ns() - runtime->paused_at;
     runtime->session->set_runtime_counters(std::move(counters));
   }
-  if (runtime->evictor) {
-    report_finished_moves(*runtime, now_ns());
-  }
+  if (runtime->evictor()) report_finished_moves(*runtime, now_ns());
   runtime->pipeline->step(now_ns(), *runtime->executor, runtime->recorder.get(), /*final=*/true);
   if (runtime->recorder) {
     const std::string error = runtime->recorder->finish();
@@ -561,6 +626,46 @@ std::uint64_t swap_store_bytes(const config::Config& config, core::Session& sess
   return host != 0 ? std::min(wanted, host / 2) : wanted;
 }
 
+// The launch-ordered engine holding `device`'s resident limit (`options`' for it), in the current
+// context; nullptr where it could not start (said why). `first`: the first device's, whose limit
+// the records-driven checks hold as well.
+std::unique_ptr<StreamOrderedEvictor> make_engine(core::Session& session, int device,
+                                                  const core::PipelineOptions& options, bool first = true) {
+  const config::Config& config = session.config();
+  // Batches of at most an eighth of the limit: the model runs between the limit less two
+  // batches (one evicting alongside the program) and the limit.
+  core::LaunchOrderedOptions moves;
+  moves.prefetch = config.moves.prefetch;
+  moves.discard_dead = config.moves.discard && driver::discard_and_prefetch.get() != nullptr;
+  moves.place_fresh = config.moves.place_fresh && driver::discard_and_prefetch.get() != nullptr;
+  moves.evictions_ahead = config.evictions_ahead;
+  moves.victims_by_next_use = config.learn_loop;
+  moves.restore_ahead = config.learn_loop;
+  // Swapping drops copied-out blocks (cuMemDiscardBatchAsync) and places them back
+  // (cuMemDiscardAndPrefetchBatchAsync); the evictor checks the copies when it starts.
+  moves.swap = config.moves.swap && driver::discard_batch.get() != nullptr &&
+               driver::discard_and_prefetch.get() != nullptr;
+  if (moves.swap) moves.swap_bytes = swap_store_bytes(config, session, device);
+  if (first && config.moves.swap && !moves.swap) {
+    core::logger().warn(
+        "swaps are off: the driver lacks cuMemDiscardBatchAsync or cuMemDiscardAndPrefetchBatchAsync");
+  }
+  if (first && (config.moves.discard || config.moves.place_fresh) &&
+      driver::discard_and_prefetch.get() == nullptr) {
+    core::logger().warn(
+        "discards and placement of fresh blocks are off: the driver lacks "
+        "cuMemDiscardAndPrefetchBatchAsync");
+  }
+  auto engine = std::make_unique<StreamOrderedEvictor>(
+      options.resident_limit_bytes, options.launch_ordered_batch(), moves, config.moves.eviction_thread);
+  if (const std::string error = engine->create(); !error.empty()) {
+    core::logger().warn("no evictions before launches on device {} ({}): {}", device, error,
+                        first ? "the limit is held from CUPTI's records alone" : "the driver evicts");
+    return nullptr;
+  }
+  return engine;
+}
+
 void start_once(core::Session& session) {
   const config::Config& config = session.config();
   auto* runtime = new Runtime();
@@ -571,8 +676,8 @@ void start_once(core::Session& session) {
     if (driver::ctx_get_device.get() != nullptr && driver::ctx_get_device.get()(&device) == CUDA_SUCCESS)
       runtime->device = static_cast<int>(device);
   }
-  // The engine holds the limits of the device current at the first allocation; allocations on
-  // other devices are managed under their own allocation limits, with the driver evicting.
+  // The first engine holds the limits of the device current at the first allocation; another
+  // device gets its own at its first allocation (note_range_allocated).
   const int device = std::max(runtime->device, 0);
 
   core::PipelineOptions options;
@@ -616,39 +721,13 @@ void start_once(core::Session& session) {
   // sizes of launches, as do plans made without faults to learn from (remote_access). Otherwise
   // launches carry no extents (the allocator is followed for discarding alone, if asked).
   if (options.enforce_resident_limit && movers.launch_ordered) {
-    // Batches of at most an eighth of the limit: the model runs between the limit less two
-    // batches (one evicting alongside the program) and the limit.
-    core::LaunchOrderedOptions moves;
-    moves.prefetch = config.moves.prefetch;
-    moves.discard_dead = config.moves.discard && driver::discard_and_prefetch.get() != nullptr;
-    moves.place_fresh = config.moves.place_fresh && driver::discard_and_prefetch.get() != nullptr;
-    moves.evictions_ahead = config.evictions_ahead;
-    moves.victims_by_next_use = config.learn_loop;
-    moves.restore_ahead = config.learn_loop;
-    // Swapping drops copied-out blocks (cuMemDiscardBatchAsync) and places them back
-    // (cuMemDiscardAndPrefetchBatchAsync); the evictor checks the copies when it starts.
-    moves.swap = config.moves.swap && driver::discard_batch.get() != nullptr &&
-                 driver::discard_and_prefetch.get() != nullptr;
-    if (moves.swap) moves.swap_bytes = swap_store_bytes(config, session, device);
-    if (config.moves.swap && !moves.swap) {
-      core::logger().warn(
-          "swaps are off: the driver lacks cuMemDiscardBatchAsync or cuMemDiscardAndPrefetchBatchAsync");
-    }
-    if ((config.moves.discard || config.moves.place_fresh) && driver::discard_and_prefetch.get() == nullptr) {
-      core::logger().warn(
-          "discards and placement of fresh blocks are off: the driver lacks "
-          "cuMemDiscardAndPrefetchBatchAsync");
-    }
-    runtime->evictor = std::make_unique<StreamOrderedEvictor>(
-        options.resident_limit_bytes, options.launch_ordered_batch(), moves, config.moves.eviction_thread);
-    if (const std::string error = runtime->evictor->create(); !error.empty()) {
-      core::logger().warn("no evictions before launches ({}): the limit is held from CUPTI's records alone",
-                          error);
-      runtime->evictor.reset();
-    }
+    // Other devices get engines only beside a working first one: the callbacks the tracer enables
+    // for copies depend on it.
+    runtime->engines_allowed =
+        runtime->engines.add(runtime->context, device, make_engine(session, device, options)) != nullptr;
   }
-  options.evicts_before_launches = runtime->evictor != nullptr;
-  if (runtime->evictor || (policy && remote != config::RemoteAccess::off)) {
+  options.evicts_before_launches = runtime->evictor() != nullptr;
+  if (runtime->evictor() || (policy && remote != config::RemoteAccess::off)) {
     runtime->live_buffers = std::make_unique<core::LiveBuffers>();
   }
   if (policy) {
@@ -675,7 +754,7 @@ void start_once(core::Session& session) {
   if (config.tracing != config::TracingLevel::off) {
     runtime->lookup = std::make_unique<RegistryLookup>(session.registry(), runtime->live_buffers.get());
     runtime->sink = std::make_unique<PipelineSink>(*runtime->pipeline, runtime->markers.get(),
-                                                   runtime->evictor.get(), runtime->recorder != nullptr);
+                                                   runtime->engines, runtime->recorder != nullptr);
     runtime->tracer = std::make_unique<cupti_tracer::CuptiTracer>();
     cupti_tracer::TracerOptions tracer_options;
     tracer_options.level = tracer_level(config.tracing);
@@ -684,7 +763,7 @@ void start_once(core::Session& session) {
     tracer_options.managed = runtime->lookup.get();
     tracer_options.layouts = &function_layouts();
     // Copies are ordered behind evictions, and recorded for the simulator's replay of them.
-    tracer_options.copy_callbacks = runtime->evictor != nullptr || runtime->recorder != nullptr;
+    tracer_options.copy_callbacks = runtime->evictor() != nullptr || runtime->recorder != nullptr;
     tracer_options.cupti_path = config.cupti_library;
     tracer_options.um_counter_all_devices = true;
     tracer_options.um_counters = config.tracing == config::TracingLevel::full;
@@ -705,9 +784,10 @@ void start_once(core::Session& session) {
     if (!status.cupti_path.empty()) line += " (" + status.cupti_path + ")";
     if (!status.detail.empty()) line += ": " + status.detail;
     session.set_tracing_status(line);
-    if (runtime->evictor && (config.moves.place_fresh || config.moves.swap) &&
+    if (runtime->evictor() && (config.moves.place_fresh || config.moves.swap) &&
         !(status.launch_callbacks && status.copy_callbacks)) {
-      runtime->evictor->stop_placing();
+      runtime->placing_allowed = false;
+      runtime->evictor()->stop_placing();
       core::logger().warn(
           "placement of fresh blocks and swaps are off: CUPTI refused a launch or copy callback, so deepum "
           "cannot see every use of fresh or swapped memory");
@@ -726,6 +806,42 @@ void start_once(core::Session& session) {
   g_runtime.store(runtime, std::memory_order_release);
   runtime->worker = start_worker(*runtime);
   std::atexit(stop_tracing_at_exit);
+}
+
+// The engine of the context current in this thread, made at the context's first allocation where
+// the mode moves memory before launches and the device's resident limit is held. Called from the
+// allocation hooks (never inside a CUPTI callback: making one creates streams, events and a thread).
+StreamOrderedEvictor* engine_of_current_context(Runtime& runtime) {
+  CUcontext current = current_context();
+  const auto context = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(current));
+  if (current == nullptr || context == runtime.context) return runtime.evictor();
+  if (StreamOrderedEvictor* engine = runtime.engines.of_context(context)) return engine;
+  if (!runtime.engines_allowed || runtime.engines.knows(context)) return nullptr;
+  std::lock_guard lock(runtime.engines.adding());
+  if (runtime.engines.knows(context)) return runtime.engines.of_context(context);
+  CUdevice device = 0;
+  if (driver::ctx_get_device.get() == nullptr || driver::ctx_get_device.get()(&device) != CUDA_SUCCESS)
+    return runtime.engines.add(context, -1, nullptr);
+  // Another context on a device that has an engine shares it: one device, one limit.
+  if (StreamOrderedEvictor* engine = runtime.engines.of_device(device);
+      engine != nullptr || device == runtime.device)
+    return runtime.engines.add_alias(context, device, engine != nullptr ? engine : runtime.evictor());
+  core::AllocationService& allocations = runtime.session->allocations();
+  core::PipelineOptions options;
+  options.resident_limit_bytes = allocations.resident_limit_bytes(device);
+  options.eviction_headroom_bytes =
+      runtime.session->config().eviction_headroom.resolve(options.resident_limit_bytes);
+  std::unique_ptr<StreamOrderedEvictor> engine;
+  if (allocations.holds_resident_limit(device)) {
+    engine = make_engine(*runtime.session, device, options, /*first=*/false);
+    if (engine) {
+      core::logger().info("device {}: resident limit {} held by an engine of its own", device,
+                          core::format_bytes(options.resident_limit_bytes));
+      if (!runtime.placing_allowed || runtime.sink == nullptr || runtime.sink->placing_stopped())
+        engine->stop_placing();
+    }
+  }
+  return runtime.engines.add(context, device, std::move(engine));
 }
 
 }  // namespace
@@ -752,25 +868,34 @@ void note_range_allocated(core::Session& session, std::uint64_t address, std::ui
       core::logger().warn("cannot place new memory on the host ({}): residency may be undercounted", error);
     }
   }
-  if (Runtime* runtime = g_runtime.load(std::memory_order_acquire); runtime && runtime->evictor)
-    runtime->evictor->on_range_allocated(address, bytes);
+  if (Runtime* runtime = g_runtime.load(std::memory_order_acquire)) {
+    if (StreamOrderedEvictor* engine = engine_of_current_context(*runtime))
+      engine->on_range_allocated(address, bytes);
+  }
   pipeline->on_range({core::RangeEvent::Kind::allocated, now_ns(), address, bytes});
 }
 
 void note_range_freeing(std::uint64_t address, std::uint64_t bytes, bool freed) {
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
-  if (runtime == nullptr || !runtime->evictor) return;
-  if (freed) {
-    runtime->evictor->on_range_freed(address, bytes);
-  } else {
-    runtime->evictor->on_range_allocated(address, bytes);
+  if (runtime == nullptr) return;
+  if (!freed) {
+    // The driver refused the free: the range lives on, in the context that tried to free it.
+    if (StreamOrderedEvictor* engine = engine_of_current_context(*runtime))
+      engine->on_range_allocated(address, bytes);
+    return;
   }
+  const bool one = runtime->engines.engines() == 1;
+  runtime->engines.for_each([&](StreamOrderedEvictor& engine, int, std::uint64_t) {
+    if (one || engine.holds(address)) engine.on_range_freed(address, bytes);
+  });
 }
 
 void before_collective(const core::CollectiveBuffers& call, std::uint64_t stream) {
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
   if (runtime != nullptr && runtime->sink && !runtime->stopped.load(std::memory_order_acquire))
-    runtime->sink->before_collective(call, stream);
+    // The communicator's device is the current one (NCCL requires it for the call).
+    runtime->sink->before_collective(
+        call, stream, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(current_context())));
 }
 
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
@@ -794,7 +919,9 @@ void before_stream_capture() {
   std::lock_guard lock(beginning);
   if (!core::capture_gate().begin_capture()) return;
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
-  if (runtime != nullptr && runtime->evictor) runtime->evictor->restore_before_capture();
+  if (runtime == nullptr) return;
+  runtime->engines.for_each(
+      [](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.restore_before_capture(); });
 }
 
 void after_stream_capture() { core::capture_gate().end_capture(); }
@@ -803,13 +930,30 @@ namespace {
 // The engine's context is going away: it stops for good (what it swapped dies with the memory).
 void stop_engine_for_reset(Runtime& runtime, const char* why) {
   runtime.context_gone.store(true, std::memory_order_release);
-  if (runtime.evictor) runtime.evictor->stop(/*contents_lost=*/true);
+  if (runtime.evictor()) runtime.evictor()->stop(/*contents_lost=*/true);
   if (runtime.session->first_time(core::OnceNotice::context_reset)) {
     core::logger().warn(
         "{}: deepum stops holding the resident limit (its streams lived in that context); allocations "
         "stay managed under the allocation limit",
         why);
   }
+}
+
+// Another device's context is going away: its engine stops for good, as the first one does.
+void stop_other_engine(Runtime& runtime, std::uint64_t context, int device, bool inside_destruction) {
+  runtime.engines.for_each(
+      [&](StreamOrderedEvictor& engine, int engine_device, std::uint64_t engine_context) {
+        if (engine_context == runtime.context ||
+            (context != 0 ? engine_context != context : engine_device != device))
+          return;
+        if (inside_destruction) {
+          engine.abandon_context();
+        } else {
+          engine.stop(/*contents_lost=*/true);
+        }
+        core::logger().warn("device {}'s context is going away: deepum stops holding its resident limit",
+                            engine_device);
+      });
 }
 }  // namespace
 
@@ -823,8 +967,12 @@ namespace {
 // Inside the driver's destruction of deepum's context (CUPTI's callback), where no interposer saw
 // it coming: the engine stops without waiting for its threads, the context's memory is forgotten.
 void context_destroying(Runtime& runtime, std::uint64_t context) {
-  if (runtime.context != context || runtime.context_gone.exchange(true, std::memory_order_acq_rel)) return;
-  if (runtime.evictor) runtime.evictor->abandon_context();
+  if (runtime.context != context) {
+    stop_other_engine(runtime, context, -1, /*inside_destruction=*/true);
+    return;
+  }
+  if (runtime.context_gone.exchange(true, std::memory_order_acq_rel)) return;
+  if (runtime.evictor()) runtime.evictor()->abandon_context();
   function_layouts().forget_context_functions();
   if (MemoryResetHook hook = g_memory_reset_hook.load(std::memory_order_acquire)) hook(runtime.device);
   if (runtime.session->first_time(core::OnceNotice::context_reset)) {
@@ -842,13 +990,18 @@ void PipelineSink::on_context_destroying(std::uint64_t context) {
 void before_context_reset(int device) {
   function_layouts().forget_context_functions();
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
-  if (runtime != nullptr && runtime->device == device)
-    stop_engine_for_reset(*runtime, "the device was reset");
+  if (runtime == nullptr) return;
+  stop_other_engine(*runtime, 0, device, /*inside_destruction=*/false);
+  if (runtime->device == device) stop_engine_for_reset(*runtime, "the device was reset");
 }
 
 void before_context_destroy(std::uint64_t context) {
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
-  if (runtime == nullptr || runtime->context != context) return;
+  if (runtime == nullptr) return;
+  if (runtime->context != context) {
+    stop_other_engine(*runtime, context, -1, /*inside_destruction=*/false);
+    return;
+  }
   function_layouts().forget_context_functions();
   stop_engine_for_reset(*runtime, "deepum's context was destroyed");
 }

@@ -544,6 +544,7 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
   thread_local AllLaunchPointers every;
   every.count = 0;
   launch.correlation_id = data.correlationId;
+  launch.context = id_of(data.context);
   std::uint64_t now = 0;
   if (library_->api().get_timestamp(&now) == CUPTI_SUCCESS) launch.host_time = now;
 
@@ -589,6 +590,7 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
     core::CopyLaunch copy;  // no operands: what it writes is unknown
     copy.unnamed_memory = true;
     copy.correlation_id = data.correlationId;
+    copy.context = id_of(data.context);
     copy.host_time = host_time();
     sink_->on_copy(copy, nullptr);
     return;
@@ -598,6 +600,7 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
   if (copy.operand_count == 0) return;
   bump(counters_->copies_with_managed_operands);
   copy.correlation_id = data.correlationId;
+  copy.context = id_of(data.context);
   copy.host_time = host_time();
   thread_local AllLaunchPointers table;  // 4 KiB: not on the program's stack
   const bool read = pointers_in_host_source(*call, managed, table);

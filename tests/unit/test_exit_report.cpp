@@ -270,6 +270,7 @@ void leaf_paths(const nlohmann::json& value, const std::string& path, std::set<s
 ExitReport everything_counted() {
   ExitReport r = engine_run();
   r.allocations.devices = {{0, 40 * kGiB, 20 * kGiB}, {1, 40 * kGiB, kGiB}};
+  r.runtime->device_engines = {{0, 20 * kGiB, *r.runtime->engine}, {1, 20 * kGiB, *r.runtime->engine}};
   r.tracing->prefetching = true;
   r.runtime->tracer.launches_by_api = {{"cuLaunchKernel", 9}};
   r.runtime->program_thread.launch_callback.buckets = {{5, 1}};
@@ -294,6 +295,8 @@ TEST_CASE("the stats_file holds every counter as a field, each documented in doc
   CHECK(doc["tracer"]["launches_by_api"]["cuLaunchKernel"] == 9);
   CHECK(doc["verdict"]["cause"] == "nothing_dominant");
   CHECK(doc["tracing"]["gpu_time"]["executions"] == 10'000);
+  CHECK(doc["engines_by_device"][1]["device"] == 1);
+  CHECK(doc["engines_by_device"][1]["resident_limit_bytes"] == 20 * kGiB);
   std::set<std::string> rendered;
   leaf_paths(doc, "", rendered);
 

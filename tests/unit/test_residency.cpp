@@ -1298,6 +1298,16 @@ namespace {
 LaunchOrderedOptions swapping(std::uint64_t store_bytes) {
   return {.prefetch = true, .swap = true, .swap_bytes = store_bytes};
 }
+
+// 64 MiB under a 16 MiB limit, swapping: 0..12 named, then 12..14, which swaps 0..4 out.
+std::unique_ptr<LaunchOrderedResidency> with_first_blocks_swapped() {
+  auto model = std::make_unique<LaunchOrderedResidency>(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model->on_range_allocated(kBase, 64 * kMiB);
+  model->before_launch(launch_naming(kBase, 12 * kMiB));
+  const LaunchEviction out = model->before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  REQUIRE(out.swap_out == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  return model;
+}
 }  // namespace
 
 TEST_CASE("with swapping, live victims are copied out, and a launch naming one has it copied back") {
@@ -1397,11 +1407,8 @@ TEST_CASE("with swapping, blocks named in another stream, past the store or refu
 }
 
 TEST_CASE("with swapping, blocks a pointer table copied to the GPU holds are restored and never swapped") {
-  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
-  model.on_range_allocated(kBase, 64 * kMiB);
-  model.before_launch(launch_naming(kBase, 12 * kMiB));
-  const LaunchEviction out = model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
-  REQUIRE(out.swap_out == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  const std::unique_ptr<LaunchOrderedResidency> swapped = with_first_blocks_swapped();
+  LaunchOrderedResidency& model = *swapped;
   // A small table (in the first block of another buffer) holding pointers to 0..2 and 4..6: the
   // copy names them, so 0..2 is copied back before it, and both lose any chance of being swapped.
   CopyLaunch table;
@@ -1440,6 +1447,47 @@ TEST_CASE("with swapping, blocks a pointer table copied to the GPU holds are res
   CHECK(total_bytes(unknown.unswap) + total_bytes(unknown.restore) > 0);
   CHECK(unknown.after_every_placement);
   CHECK(model.swapped_bytes() == 0);
+}
+
+TEST_CASE("blocks another device's operation names come back, stop being fresh and are never swapped") {
+  const std::unique_ptr<LaunchOrderedResidency> swapped = with_first_blocks_swapped();
+  LaunchOrderedResidency& model = *swapped;
+  const std::uint64_t resident = model.resident_bytes();
+  // Another device's copy names 0..2 and 4..6 of ours, and memory that is not ours: 0..2 comes
+  // back (2..4 stays swapped), nothing counts resident here.
+  const std::array<std::uint64_t, 3> pointers{kBase, kBase + 4 * kMiB, kBase + 200 * kMiB};
+  const std::array<std::uint64_t, 3> extents{2 * kMiB, 2 * kMiB, 2 * kMiB};
+  const LaunchOrderedResidency::OtherDeviceUse use =
+      model.named_by_other_device(pointers.data(), extents.data(), pointers.size());
+  CHECK(use.unswap == std::vector<AddressRange>{{kBase, 2 * kMiB}});
+  CHECK(model.swapped_bytes() == 2 * kMiB);
+  CHECK(model.resident_bytes() == resident);
+  CHECK(use.after_placement == 0);
+  // Room needed again: 0..2 and 4..6 go back through the driver, never swapped.
+  model.before_launch(launch_naming(kBase + 16 * kMiB, 2 * kMiB));
+  const LaunchEviction later = model.before_launch(launch_naming(kBase + 18 * kMiB, 8 * kMiB));
+  REQUIRE_FALSE(later.swap_out.empty());
+  const auto holds = [](const AddressRange& range, std::uint64_t block) {
+    return range.address < block + 2 * kMiB && block < range.address + range.bytes;
+  };
+  for (const AddressRange& swapped : later.swap_out) {
+    CHECK_FALSE(holds(swapped, kBase));
+    CHECK_FALSE(holds(swapped, kBase + 4 * kMiB));
+  }
+  // A block placed here, then named by another device: the caller waits for that placement. A
+  // fresh block the other device names holds what it wrote: copied in later, never placed.
+  LaunchOrderedResidency placing(16 * kMiB, 4 * kMiB,
+                                 LaunchOrderedOptions{.prefetch = true, .place_fresh = true});
+  placing.on_range_allocated(kBase, 64 * kMiB);
+  const LaunchEviction placed = placing.before_launch(launch_naming(kBase, 2 * kMiB));
+  REQUIRE(placed.place == std::vector<AddressRange>{{kBase, 2 * kMiB}});
+  const std::array<std::uint64_t, 2> others{kBase, kBase + 20 * kMiB};
+  const std::array<std::uint64_t, 2> reaches{2 * kMiB, 0};  // 0: to the end of the allocation
+  CHECK(placing.named_by_other_device(others.data(), reaches.data(), 2).after_placement ==
+        placed.placement_number);
+  const LaunchEviction written = placing.before_launch(launch_naming(kBase + 20 * kMiB, 2 * kMiB));
+  CHECK(written.place.empty());
+  CHECK(written.fetch == std::vector<AddressRange>{{kBase + 20 * kMiB, 2 * kMiB}});
 }
 
 TEST_CASE("with swapping, dead, freed or failed blocks give their store copies back") {

@@ -40,6 +40,9 @@ struct KernelLaunch {
   // Bytes each pointer reaches, to the end of the buffer the program's allocator handed out (a
   // PyTorch tensor's block); 0 where unknown. Not written to trace files.
   std::array<std::uint64_t, kMaxPointers> extents{};
+  // The CUcontext it was launched in, as an opaque id (0: not known): which device's engine
+  // orders its moves. Not written to trace files.
+  std::uint64_t context = 0;
 };
 
 // Every managed pointer a launch's arguments hold, with the bytes each reaches (as
@@ -85,6 +88,7 @@ struct CopyLaunch {
   // A copy whose operands are not decoded (2-D, 3-D, peer, batched, array copies, 2-D memsets):
   // it may write managed memory no operand shows.
   bool unnamed_memory = false;
+  std::uint64_t context = 0;  // as KernelLaunch::context
 };
 
 enum class FaultAccess : std::uint8_t { unknown, read, write, atomic, prefetch };

@@ -63,6 +63,13 @@ struct EngineCounters {
   std::uint64_t eviction_thread_ns = 0;  // the eviction thread's time in its move calls
 };
 
+// One device's engine, where a process drives several devices (each holds its own limit).
+struct DeviceEngineCounters {
+  int device = 0;
+  std::uint64_t resident_limit_bytes = 0;
+  EngineCounters engine;
+};
+
 // The legacy prefetcher's helpers, when they ran.
 struct DiscarderCounters {
   std::uint64_t discarded_bytes = 0, skipped_capturing = 0, failures = 0;
@@ -75,7 +82,8 @@ struct MarkerCounters {
 struct RuntimeCounters {
   TracerCounters tracer;
   ProgramThreadCost program_thread;
-  std::optional<EngineCounters> engine;
+  std::optional<EngineCounters> engine;              // the first device's
+  std::vector<DeviceEngineCounters> device_engines;  // every device's, where there are several
   std::optional<DiscarderCounters> discarder;
   std::optional<MarkerCounters> markers;
 };

@@ -221,6 +221,18 @@ class LaunchOrderedResidency {
   // The eviction decided could not be enqueued: its blocks stay resident.
   void eviction_failed(const LaunchEviction& decision);
 
+  // Whether any of `pointers` lies in a range this model holds.
+  bool holds_any(const std::uint64_t* pointers, std::size_t count) const;
+  // An operation of another device names [pointers[i], pointers[i] + extents[i]) (extent 0: to the
+  // end of the allocation). Nothing of this model's is ordered before it, so the blocks it names
+  // here end their freshness and are never swapped until handed out again (Block::indirect); those
+  // swapped come back. Counts nothing resident: the other device reaches them where they are.
+  struct OtherDeviceUse {
+    std::vector<AddressRange> unswap;   // no longer swapped: the caller copies them back first
+    std::uint64_t after_placement = 0;  // the latest placement of one of them (placement_number)
+  };
+  OtherDeviceUse named_by_other_device(const std::uint64_t* pointers, const std::uint64_t* extents,
+                                       std::size_t count);
   std::uint64_t resident_bytes() const { return resident_bytes_; }
   // Launches, copies and memsets decided so far: the last one decided is number launches_decided().
   std::uint64_t launches_decided() const { return launch_seq_; }

@@ -16,5 +16,7 @@ core::RuntimeCounters collect_runtime_counters(const cupti_tracer::TracerStats& 
                                                StreamOrderedEvictor* evictor,
                                                const DeadMemoryDiscarder* discarder,
                                                const ProgressMarkers* markers);
+// One engine's counters (collect_runtime_counters' `engine`), for each device's where there are several.
+core::EngineCounters engine_counters(StreamOrderedEvictor& evictor);
 
 }  // namespace deepum::cuda

@@ -99,6 +99,8 @@ class StreamOrderedEvictor {
 
   // Allocation hooks, any thread.
   void on_range_allocated(std::uint64_t address, std::uint64_t bytes) noexcept;
+  // Whether `address` lies in a range this engine holds.
+  bool holds(std::uint64_t address);
   // Before the range is released: returns once no move of deepum's reads or writes it any more.
   void on_range_freed(std::uint64_t address, std::uint64_t bytes) noexcept;
   // The program's allocator took a buffer back on `stream`, or handed one out (see
@@ -125,6 +127,17 @@ class StreamOrderedEvictor {
   // every write (CUPTI refused a launch or copy callback). Swapping stops too, every swapped block
   // copied back.
   void stop_placing() noexcept;
+  // This engine orders nothing before another device's operations, so none of its blocks may be
+  // away or dropped under one. Before an operation of another device that names `pointers` (each
+  // reaching `extents` bytes, 0: to the end of its allocation), in the program's thread: those of
+  // ours come back where swapped, the placements that made them resident end, and none is swapped
+  // or placed fresh until handed out again (LaunchOrderedResidency::named_by_other_device).
+  void before_other_device_use(const std::uint64_t* pointers, const std::uint64_t* extents,
+                               std::size_t count) noexcept;
+  // Before an operation of another device that may reach memory it does not name: swaps and
+  // placement of fresh blocks stop for good (stop_placing), after the placements in flight end.
+  // Returns true the one time they stop for that reason.
+  bool stop_placing_for_other_device() noexcept;
   // Pinned host memory the swap store holds, and the first error it met (empty: none).
   std::uint64_t swap_store_pinned_bytes();
   std::string swap_store_error();
@@ -343,12 +356,14 @@ class StreamOrderedEvictor {
   // a discarded 2 MB chunk is the first the driver reclaims under pressure, without a copy. The
   // room counts as freed only when nearly every way back is a placement (place_fresh), which costs the
   // same whether the driver reclaimed the chunk or not.
-  std::atomic<bool> places_fresh_;     // place_fresh, until stop_placing()
-  bool discard_in_place_;              // under mutex_
-  CUstream stream_ = nullptr;          // evictions
-  CUstream fetch_stream_ = nullptr;    // prefetches
-  CUstream discard_stream_ = nullptr;  // discards of dead victims, placements of fresh blocks
-  CUevent program_done_ = nullptr;     // recorded in the launch's stream, waited for by ours
+  std::atomic<bool> places_fresh_;                     // place_fresh, until stop_placing()
+  std::atomic<bool> stopped_for_other_device_{false};  // stop_placing_for_other_device did
+  std::mutex stopping_for_other_device_;               // held while it does (before mutex_)
+  bool discard_in_place_;                              // under mutex_
+  CUstream stream_ = nullptr;                          // evictions
+  CUstream fetch_stream_ = nullptr;                    // prefetches
+  CUstream discard_stream_ = nullptr;                  // discards of dead victims, placements of fresh blocks
+  CUevent program_done_ = nullptr;                     // recorded in the launch's stream, waited for by ours
   CUdevice device_ = 0;
   std::vector<CUevent> free_events_;
   std::size_t events_created_ = 0;
