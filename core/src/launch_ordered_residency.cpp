@@ -65,26 +65,33 @@ bool LaunchOrderedResidency::holds_any(const std::uint64_t* pointers, std::size_
 
 LaunchOrderedResidency::OtherDeviceUse LaunchOrderedResidency::named_by_other_device(
     const std::uint64_t* pointers, const std::uint64_t* extents, std::size_t count) {
-  OtherDeviceUse use;
-  for (std::size_t i = 0; i < count; ++i) {
-    Range* range = range_holding(pointers[i]);
-    if (range == nullptr) continue;
-    const std::uint64_t range_end = range->address + range->bytes;
-    const std::uint64_t end = extents[i] != 0 ? std::min(range_end, pointers[i] + extents[i]) : range_end;
-    const Range* last_range = nullptr;
-    for (std::size_t index = block_of(pointers[i]) - block_of(range->address);
-         index <= block_of(end - 1) - block_of(range->address); ++index) {
-      Block& block = range->blocks[index];
-      block.indirect = true;
-      block.fresh_epoch = 0;
-      use.after_placement = std::max(use.after_placement, block.placed_by);
-      if (!block.swapped) continue;
-      block.swapped = false;
-      swapped_bytes_ -= kBlockBytes;
-      stats_.unswapped_bytes += kBlockBytes;
-      append_merged(use.unswap, last_range, range, part(*range, index));
+  const auto each_block = [&](auto&& each) {
+    for (std::size_t i = 0; i < count; ++i) {
+      Range* range = range_holding(pointers[i]);
+      if (range == nullptr) continue;
+      const std::uint64_t range_end = range->address + range->bytes;
+      const std::uint64_t end = extents[i] != 0 ? std::min(range_end, pointers[i] + extents[i]) : range_end;
+      const Range* last_range = nullptr;
+      for (std::size_t index = block_of(pointers[i]) - block_of(range->address);
+           index <= block_of(end - 1) - block_of(range->address); ++index)
+        each(*range, index, last_range);
     }
-  }
+  };
+  // The list first (it may run out of memory), then the marks.
+  OtherDeviceUse use;
+  each_block([&](Range& range, std::size_t index, const Range*& last_range) {
+    if (range.blocks[index].swapped) append_merged(use.unswap, last_range, &range, part(range, index));
+  });
+  each_block([&](Range& range, std::size_t index, const Range*&) {
+    Block& block = range.blocks[index];
+    block.indirect = true;
+    block.fresh_epoch = 0;
+    use.after_placement = std::max(use.after_placement, block.placed_by);
+    if (!block.swapped) return;
+    block.swapped = false;
+    swapped_bytes_ -= kBlockBytes;
+    stats_.unswapped_bytes += kBlockBytes;
+  });
   if (!use.unswap.empty()) ++stats_.unswaps;
   return use;
 }

@@ -1108,7 +1108,7 @@ void StreamOrderedEvictor::before_other_device_use(const std::uint64_t* pointers
                                : nullptr)
         work.host_waits.push_back({placed, 0});
     } catch (const std::exception&) {
-      // Out of memory for the list: nothing was unmarked (copy_back_on_host takes the list whole).
+      // Out of memory for the list: nothing was unmarked (named_by_other_device builds it first).
     }
   }
   run(work);

@@ -1407,8 +1407,8 @@ TEST_CASE("with swapping, blocks named in another stream, past the store or refu
 }
 
 TEST_CASE("with swapping, blocks a pointer table copied to the GPU holds are restored and never swapped") {
-  const std::unique_ptr<LaunchOrderedResidency> swapped = with_first_blocks_swapped();
-  LaunchOrderedResidency& model = *swapped;
+  const std::unique_ptr<LaunchOrderedResidency> owner = with_first_blocks_swapped();
+  LaunchOrderedResidency& model = *owner;
   // A small table (in the first block of another buffer) holding pointers to 0..2 and 4..6: the
   // copy names them, so 0..2 is copied back before it, and both lose any chance of being swapped.
   CopyLaunch table;
@@ -1450,8 +1450,8 @@ TEST_CASE("with swapping, blocks a pointer table copied to the GPU holds are res
 }
 
 TEST_CASE("blocks another device's operation names come back, stop being fresh and are never swapped") {
-  const std::unique_ptr<LaunchOrderedResidency> swapped = with_first_blocks_swapped();
-  LaunchOrderedResidency& model = *swapped;
+  const std::unique_ptr<LaunchOrderedResidency> owner = with_first_blocks_swapped();
+  LaunchOrderedResidency& model = *owner;
   const std::uint64_t resident = model.resident_bytes();
   // Another device's copy names 0..2 and 4..6 of ours, and memory that is not ours: 0..2 comes
   // back (2..4 stays swapped), nothing counts resident here.

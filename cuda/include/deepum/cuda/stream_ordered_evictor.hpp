@@ -356,14 +356,17 @@ class StreamOrderedEvictor {
   // a discarded 2 MB chunk is the first the driver reclaims under pressure, without a copy. The
   // room counts as freed only when nearly every way back is a placement (place_fresh), which costs the
   // same whether the driver reclaimed the chunk or not.
-  std::atomic<bool> places_fresh_;                     // place_fresh, until stop_placing()
-  std::atomic<bool> stopped_for_other_device_{false};  // stop_placing_for_other_device did
-  std::mutex stopping_for_other_device_;               // held while it does (before mutex_)
-  bool discard_in_place_;                              // under mutex_
-  CUstream stream_ = nullptr;                          // evictions
-  CUstream fetch_stream_ = nullptr;                    // prefetches
-  CUstream discard_stream_ = nullptr;                  // discards of dead victims, placements of fresh blocks
-  CUevent program_done_ = nullptr;                     // recorded in the launch's stream, waited for by ours
+  std::atomic<bool> places_fresh_;     // place_fresh, until stop_placing()
+  bool discard_in_place_;              // under mutex_
+  CUstream stream_ = nullptr;          // evictions
+  CUstream fetch_stream_ = nullptr;    // prefetches
+  CUstream discard_stream_ = nullptr;  // discards of dead victims, placements of fresh blocks
+  CUevent program_done_ = nullptr;     // recorded in the launch's stream, waited for by ours
+
+  // stop_placing_for_other_device did; its mutex is held while it does (taken before mutex_).
+  std::atomic<bool> stopped_for_other_device_{false};
+  std::mutex stopping_for_other_device_;
+
   CUdevice device_ = 0;
   std::vector<CUevent> free_events_;
   std::size_t events_created_ = 0;
