@@ -1078,17 +1078,21 @@ void StreamOrderedEvictor::stop_placing() noexcept {
   HostWork work;
   {
     std::lock_guard lock(mutex_);
-    OwnMovesScope issuing;
-    places_fresh_.store(false, std::memory_order_relaxed);
-    discard_in_place_ = false;
-    model_.stop_placing();
-    try {
-      copy_back_on_host(model_.stop_swapping(), work);
-    } catch (const std::exception&) {
-      // Out of memory for the list: nothing was unmarked (stop_swapping builds it first).
-    }
+    stop_placing_locked(work);
   }
   run(work);
+}
+
+void StreamOrderedEvictor::stop_placing_locked(HostWork& work) noexcept {
+  OwnMovesScope issuing;
+  places_fresh_.store(false, std::memory_order_relaxed);
+  discard_in_place_ = false;
+  model_.stop_placing();
+  try {
+    copy_back_on_host(model_.stop_swapping(), work);
+  } catch (const std::exception&) {
+    // Out of memory for the list: nothing was unmarked (stop_swapping builds it first).
+  }
 }
 
 void StreamOrderedEvictor::before_other_device_use(const std::uint64_t* pointers,
@@ -1096,7 +1100,9 @@ void StreamOrderedEvictor::before_other_device_use(const std::uint64_t* pointers
   if (issuing_own_moves() || (!swaps_ && !places_fresh_.load(std::memory_order_relaxed))) return;
   HostWork work;
   {
-    std::lock_guard lock(mutex_);
+    // Settled: a copy back another thread is making of one of them ends first.
+    const std::unique_lock lock = lock_settled();
+    if (!lock.owns_lock()) return;
     OwnMovesScope issuing;
     try {
       const core::LaunchOrderedResidency::OtherDeviceUse use =
@@ -1115,19 +1121,21 @@ void StreamOrderedEvictor::before_other_device_use(const std::uint64_t* pointers
 }
 
 bool StreamOrderedEvictor::stop_placing_for_other_device() noexcept {
-  if (stopped_for_other_device_.load(std::memory_order_acquire)) return false;
-  // Another thread stopping them meanwhile: this one's operation waits until they are stopped.
-  std::lock_guard once(stopping_for_other_device_);
-  if (stopped_for_other_device_.load(std::memory_order_relaxed)) return false;
-  stop_placing();
   HostWork work;
+  bool first = false;
   {
-    std::lock_guard lock(mutex_);
+    // Settled: where another thread stopped them, its copies back end first.
+    const std::unique_lock lock = lock_settled();
+    if (!lock.owns_lock()) return false;
+    first = !stopped_for_other_device_;
+    if (first) {
+      stopped_for_other_device_ = true;
+      stop_placing_locked(work);
+    }
     if (CUevent placed = placement_in_flight(0, true)) work.host_waits.push_back({placed, 0});
   }
   run(work);
-  stopped_for_other_device_.store(true, std::memory_order_release);
-  return true;
+  return first;
 }
 
 void StreamOrderedEvictor::forget_fresh() noexcept {

@@ -251,6 +251,8 @@ class StreamOrderedEvictor {
   // must hold their contents before any later operation runs or moves them); not owned once the
   // evictor has stopped.
   std::unique_lock<std::mutex> lock_settled();
+  // Under mutex_: stop_placing's decisions, its copies back into `work`.
+  void stop_placing_locked(HostWork& work) noexcept;
   // `stream` (the program's) waits for the eviction: now, if it is issued, else in `work`. An
   // error: the stream refused the wait, and the host waits for the eviction in `work` instead.
   CUresult wait_in_program_stream(CUstream stream, EvictionRef eviction, HostWork& work);
@@ -356,16 +358,13 @@ class StreamOrderedEvictor {
   // a discarded 2 MB chunk is the first the driver reclaims under pressure, without a copy. The
   // room counts as freed only when nearly every way back is a placement (place_fresh), which costs the
   // same whether the driver reclaimed the chunk or not.
-  std::atomic<bool> places_fresh_;     // place_fresh, until stop_placing()
-  bool discard_in_place_;              // under mutex_
-  CUstream stream_ = nullptr;          // evictions
-  CUstream fetch_stream_ = nullptr;    // prefetches
-  CUstream discard_stream_ = nullptr;  // discards of dead victims, placements of fresh blocks
-  CUevent program_done_ = nullptr;     // recorded in the launch's stream, waited for by ours
-
-  // stop_placing_for_other_device did; its mutex is held while it does (taken before mutex_).
-  std::atomic<bool> stopped_for_other_device_{false};
-  std::mutex stopping_for_other_device_;
+  std::atomic<bool> places_fresh_;         // place_fresh, until stop_placing()
+  bool discard_in_place_;                  // under mutex_
+  CUstream stream_ = nullptr;              // evictions
+  CUstream fetch_stream_ = nullptr;        // prefetches
+  CUstream discard_stream_ = nullptr;      // discards of dead victims, placements of fresh blocks
+  CUevent program_done_ = nullptr;         // recorded in the launch's stream, waited for by ours
+  bool stopped_for_other_device_ = false;  // under mutex_: stop_placing_for_other_device did
 
   CUdevice device_ = 0;
   std::vector<CUevent> free_events_;
