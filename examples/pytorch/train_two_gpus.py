@@ -5,7 +5,7 @@ over with .to() in the forward pass and the gradients back in the backward pass.
 half's state on its own device.
 
     python3 examples/pytorch/train_two_gpus.py --width 2048 --blocks-per-gpu 8 --batch 2048
-    LD_PRELOAD=/path/to/libdeepum.so DEEPUM_RESIDENT_LIMIT=50% python3 examples/pytorch/train_two_gpus.py
+    LD_PRELOAD=/path/to/libdeepum.so DEEPUM_RESIDENT_LIMIT=2971664384B python3 examples/pytorch/train_two_gpus.py
 
 Prints each step's loss (bit for bit the same in two runs) and time, then each device's peak
 reserved by PyTorch and `footprint_bytes`, the larger of the two: with deepum, a resident limit of
