@@ -37,9 +37,10 @@ MachineModel MachineModel::h200() {
   m.copy_h2d_gb_per_s = 47.9;
   m.copy_d2h_gb_per_s = 47.9;
   m.copy_call_us = 4.3;
-  m.place_call_us = 34.6;       // the H100's (um_move_probe place_in_2MiB_calls)
-  m.place_gb_per_s = 300.0;     // swap_call_probe place_held: 256 MiB in 0.60-0.85 ms
-  m.swap_holds_thread = false;  // the swap is issued by deepum's eviction thread
+  m.place_call_us = 34.6;               // the H100's (um_move_probe place_in_2MiB_calls)
+  m.place_gb_per_s = 300.0;             // swap_call_probe place_held: 256 MiB in 0.60-0.85 ms
+  m.swap_holds_thread = false;          // the swap is issued by deepum's eviction thread
+  m.swap_room_waits_for_copies = true;  // its drop waits for its copies (drop_after_copies)
   return m;
 }
 
@@ -107,6 +108,7 @@ struct BoolKey {
 constexpr BoolKey kBoolKeys[] = {
     {"migrations_overlap", &MachineModel::migrations_overlap},
     {"swap_holds_thread", &MachineModel::swap_holds_thread},
+    {"swap_room_waits_for_copies", &MachineModel::swap_room_waits_for_copies},
     {"copies_overlap", &MachineModel::copies_overlap},
 };
 constexpr std::string_view kCapacityKey = "capacity_bytes";

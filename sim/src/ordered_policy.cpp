@@ -41,6 +41,7 @@ void OrderedPolicy::begin(Executor& executor) {
   host_ = 0;
   discard_stream_free_ = 0;
   eviction_done_.assign(1, 0);
+  eviction_issued_.assign(1, 0);
   placement_done_.assign(1, 0);
 }
 
@@ -59,6 +60,11 @@ std::span<const BlockIndex> OrderedPolicy::blocks_of(const std::vector<core::Add
 
 Nanoseconds OrderedPolicy::done_by(const std::vector<Nanoseconds>& done, std::uint64_t number) {
   return number < done.size() ? done[number] : 0;
+}
+
+void OrderedPolicy::wait_issued(const MachineModel& m, std::initializer_list<std::uint64_t> numbers) {
+  if (!m.swap_room_waits_for_copies) return;
+  for (std::uint64_t number : numbers) host_ = std::max(host_, done_by(eviction_issued_, number));
 }
 
 void OrderedPolicy::set_done(std::vector<Nanoseconds>& done, std::uint64_t number, Nanoseconds at) {
@@ -147,6 +153,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
   // ended (the simulator runs one stream).
   const Nanoseconds stream_so_far = executor.now();
   Nanoseconds start = done_by(eviction_done_, d.wait_for_eviction);
+  wait_issued(m, {d.wait_for_eviction});
 
   if (!d.unswap.empty()) {
     // Copied back by the host once every move in flight is done.
@@ -157,6 +164,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
   if (!d.discard.empty()) {
     // Dead victims dropped on the discard stream after the launch stream's work so far; the
     // launch waits for it.
+    wait_issued(m, {d.discard_after_eviction});
     const Nanoseconds dropped = occupy_discard_stream(
         std::max({stream_so_far, discard_stream_free_, done_by(eviction_done_, d.discard_after_eviction)}),
         us_to_ns(m.discard_call_us) + transfer_ns(bytes_of(d.discard), m.discard_gb_per_s));
@@ -172,6 +180,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
       host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.swap_out) / kBlock) + us_to_ns(m.discard_call_us);
       copies_done = executor.write_back(blocks, std::max(host_, after_placement), m.copy_d2h_gb_per_s, true);
       if (m.swap_holds_thread) host_ = std::max(host_, copies_done);
+      set_done(eviction_issued_, d.eviction_number, copies_done + us_to_ns(m.discard_call_us));
     }
     Nanoseconds moved = copies_done;
     if (!d.evict.empty()) {
@@ -188,12 +197,18 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     }
     evicted = std::max(copies_done, moved);
     set_done(eviction_done_, d.eviction_number, evicted);
-    if (d.wait_for_evict) start = std::max(start, evicted);
+    if (d.wait_for_evict) {
+      start = std::max(start, evicted);
+      wait_issued(m, {d.eviction_number});
+    }
   }
   // The evictions whose room a placement or fetch takes.
   const Nanoseconds room =
       std::max({done_by(eviction_done_, d.fetch_waits_for_eviction), done_by(eviction_done_, d.after_drop),
                 d.wait_for_evict ? evicted : Nanoseconds{0}});
+  if (!d.place.empty() || !d.restore.empty() || !d.restore_ahead.empty() || !d.fetch.empty())
+    wait_issued(m,
+                {d.fetch_waits_for_eviction, d.after_drop, d.place_after_eviction, d.ahead_after_eviction});
   if (!d.place.empty() || !d.restore.empty()) {
     const Nanoseconds earliest = std::max(
         {stream_so_far, room, done_by(eviction_done_, d.place_after_eviction), discard_stream_free_});

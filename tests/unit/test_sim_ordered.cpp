@@ -125,13 +125,28 @@ TEST_CASE("the ordered policies hold the limit; swapping replaces faults back wi
 TEST_CASE("the program's thread held by a swap delays the launches behind it") {
   const Workload w = training_loop(4, true).finish();
   MachineModel machine = MachineModel::h200();
-  machine.copy_d2h_gb_per_s = 0.5;  // 16 ms per tensor: far longer than a kernel
+  machine.copy_d2h_gb_per_s = 0.5;             // 16 ms per tensor: far longer than a kernel
+  machine.swap_room_waits_for_copies = false;  // the hold alone
   std::unique_ptr<Policy> queued = make_policy("deepum-swap", 16 * kMiB);
   const SimResult free_thread = simulate(w, machine, *queued);
   machine.swap_holds_thread = true;
   std::unique_ptr<Policy> held = make_policy("deepum-swap", 16 * kMiB);
   const SimResult held_thread = simulate(w, machine, *held);
   CHECK(held_thread.stats.total_ns > free_thread.stats.total_ns);
+}
+
+TEST_CASE("what needs a swap's room waits on the program's thread until the swap is issued") {
+  const Workload w = training_loop(4, true).finish();
+  MachineModel machine = MachineModel::h200();
+  REQUIRE(machine.swap_room_waits_for_copies);
+  machine.copy_d2h_gb_per_s = 0.5;  // 16 ms per tensor: far longer than a kernel
+  std::unique_ptr<Policy> waiting = make_policy("deepum-swap", 16 * kMiB);
+  const SimResult waited = simulate(w, machine, *waiting);
+  machine.swap_room_waits_for_copies = false;
+  std::unique_ptr<Policy> queued = make_policy("deepum-swap", 16 * kMiB);
+  const SimResult free_thread = simulate(w, machine, *queued);
+  CHECK(dynamic_cast<OrderedPolicy&>(*waiting).model_stats().swapped_out_bytes > 0);
+  CHECK(waited.stats.total_ns > free_thread.stats.total_ns);
 }
 
 TEST_CASE("swap copies that take turns, out and back, make a swapping loop slower") {

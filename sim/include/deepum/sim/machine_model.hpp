@@ -45,6 +45,10 @@ struct MachineModel {
   // and whether the thread is held until the copies out of a swap are done (the discard after
   // them returns only then) rather than returning once they are enqueued.
   bool swap_holds_thread = false;
+  // Whether what needs a swap's room (a launch waiting for the eviction, a placement or fetch
+  // into its room) waits on the program's thread until the eviction thread has issued the swap:
+  // it drops the victims only once their copies out have ended, so that is after them.
+  bool swap_room_waits_for_copies = false;
   // Whether moves to the GPU and to the host run at the same time (false: they take turns): the
   // driver's migrations and copies between managed and pinned memory take turns; deepum's swap
   // copies, staged through device memory, run both ways at once (copies_overlap).

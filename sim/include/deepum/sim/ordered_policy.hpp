@@ -3,7 +3,9 @@
 // buffers, as the trace recorded them) what to evict, swap to deepum's host store, discard, place
 // and fetch; the moves are timed as deepum's StreamOrderedEvictor issues them:
 //   - on the program's thread, which pays each call's host time and, for a placement (and, where
-//     the machine says so, a swap) the whole move, and launches each operation after its moves;
+//     the machine says so, a swap) the whole move, waits where the machine says so until a swap
+//     whose room it needs is issued (after its copies out), and launches each operation after its
+//     moves;
 //   - an eviction (swap copies, then the driver's moves) on the eviction stream, after the
 //     victims' last use; the launch waits for it only when the model says so;
 //   - a placement and the copies back from the store after the launch stream's earlier work and
@@ -12,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -67,6 +70,8 @@ class OrderedPolicy final : public Policy {
   // when the stream has nothing to wait for.
   Nanoseconds occupy_discard_stream(Nanoseconds earliest, Nanoseconds duration);
   static Nanoseconds done_by(const std::vector<Nanoseconds>& done, std::uint64_t number);
+  // The program's thread waits until evictions `numbers` are issued, where the machine says so.
+  void wait_issued(const MachineModel& m, std::initializer_list<std::uint64_t> numbers);
   static void set_done(std::vector<Nanoseconds>& done, std::uint64_t number, Nanoseconds at);
 
   OrderedPolicyOptions options_;
@@ -74,9 +79,11 @@ class OrderedPolicy final : public Policy {
   const Workload* workload_ = nullptr;
   std::uint64_t limit_bytes_ = 0;
   std::size_t next_event_ = 0;
-  Nanoseconds host_ = 0;                     // the program's thread
-  Nanoseconds discard_stream_free_ = 0;      // the discard stream has run everything issued to it
-  std::vector<Nanoseconds> eviction_done_;   // by eviction_number
+  Nanoseconds host_ = 0;                    // the program's thread
+  Nanoseconds discard_stream_free_ = 0;     // the discard stream has run everything issued to it
+  std::vector<Nanoseconds> eviction_done_;  // by eviction_number
+  // ... and when the eviction thread issued a swap (MachineModel::swap_room_waits_for_copies).
+  std::vector<Nanoseconds> eviction_issued_;
   std::vector<Nanoseconds> placement_done_;  // by placement_number
   std::vector<BlockIndex> blocks_;
   std::vector<std::uint64_t> pointers_, extents_;
