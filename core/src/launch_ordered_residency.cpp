@@ -1,7 +1,7 @@
 #include "deepum/core/launch_ordered_residency.hpp"
 
 #include <algorithm>
-#include <iterator>
+#include <utility>
 
 namespace deepum::core {
 
@@ -47,20 +47,28 @@ void append_merged(std::vector<AddressRange>& ranges, const RangeT*& last_range,
 }
 }  // namespace
 
-LaunchOrderedResidency::Range* LaunchOrderedResidency::range_holding(std::uint64_t address) {
+const LaunchOrderedResidency::Range* LaunchOrderedResidency::range_holding(std::uint64_t address) const {
   auto it = ranges_.upper_bound(address);
   if (it == ranges_.begin()) return nullptr;
   --it;
   return address < it->first + it->second.bytes ? &it->second : nullptr;
 }
 
+LaunchOrderedResidency::Range* LaunchOrderedResidency::range_holding(std::uint64_t address) {
+  return const_cast<Range*>(std::as_const(*this).range_holding(address));
+}
+
+std::pair<std::size_t, std::size_t> LaunchOrderedResidency::parts_spanned(const Range& range,
+                                                                          std::uint64_t pointer,
+                                                                          std::uint64_t extent) {
+  const std::uint64_t range_end = range.address + range.bytes;
+  const std::uint64_t end = extent != 0 ? std::min(range_end, pointer + extent) : range_end;
+  return {block_of(pointer) - block_of(range.address), block_of(end - 1) - block_of(range.address)};
+}
+
 bool LaunchOrderedResidency::holds_any(const std::uint64_t* pointers, std::size_t count) const {
-  for (std::size_t i = 0; i < count; ++i) {
-    auto it = ranges_.upper_bound(pointers[i]);
-    if (it != ranges_.begin() && pointers[i] < std::prev(it)->first + std::prev(it)->second.bytes)
-      return true;
-  }
-  return false;
+  return std::any_of(pointers, pointers + count,
+                     [this](std::uint64_t pointer) { return range_holding(pointer) != nullptr; });
 }
 
 LaunchOrderedResidency::OtherDeviceUse LaunchOrderedResidency::named_by_other_device(
@@ -69,12 +77,9 @@ LaunchOrderedResidency::OtherDeviceUse LaunchOrderedResidency::named_by_other_de
     for (std::size_t i = 0; i < count; ++i) {
       Range* range = range_holding(pointers[i]);
       if (range == nullptr) continue;
-      const std::uint64_t range_end = range->address + range->bytes;
-      const std::uint64_t end = extents[i] != 0 ? std::min(range_end, pointers[i] + extents[i]) : range_end;
+      const auto [first, last] = parts_spanned(*range, pointers[i], extents[i]);
       const Range* last_range = nullptr;
-      for (std::size_t index = block_of(pointers[i]) - block_of(range->address);
-           index <= block_of(end - 1) - block_of(range->address); ++index)
-        each(*range, index, last_range);
+      for (std::size_t index = first; index <= last; ++index) each(*range, index, last_range);
     }
   };
   // The list first (it may run out of memory), then the marks.
@@ -344,17 +349,12 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
 
 std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now,
                                            std::uint64_t stream) {
-  auto it = ranges_.upper_bound(pointer);
-  if (it == ranges_.begin()) return 0;
-  --it;
-  Range& range = it->second;
-  const std::uint64_t range_end = it->first + range.bytes;
-  if (pointer >= range_end) return 0;  // not managed memory
-  // Tensor size unknown (no allocator inside the program to follow): to the end of its
-  // allocation, which is the buffer itself for a program calling cudaMalloc per buffer.
-  const std::uint64_t end = extent != 0 ? std::min(range_end, pointer + extent) : range_end;
-  const std::size_t first = block_of(pointer) - block_of(it->first);
-  const std::size_t last = block_of(end - 1) - block_of(it->first);
+  Range* held = range_holding(pointer);
+  if (held == nullptr) return 0;  // not managed memory
+  Range& range = *held;
+  // Tensor size unknown (extent 0: no allocator inside the program to follow): to the end of its
+  // allocation.
+  const auto [first, last] = parts_spanned(range, pointer, extent);
   std::uint64_t new_bytes = 0;
   for (std::size_t index = first; index <= last; ++index) {
     Block& block = range.blocks[index];

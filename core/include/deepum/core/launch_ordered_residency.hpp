@@ -300,6 +300,12 @@ class LaunchOrderedResidency {
   void plan_fetch(LaunchEviction& decision);
   // The range holding `address`, or nullptr.
   Range* range_holding(std::uint64_t address);
+  const Range* range_holding(std::uint64_t address) const;
+  // The first and last parts of `range` that [pointer, pointer + extent) covers (extent 0: to the
+  // end of the allocation, which is the buffer itself for a program calling cudaMalloc per buffer);
+  // `pointer` lies in `range`.
+  static std::pair<std::size_t, std::size_t> parts_spanned(const Range& range, std::uint64_t pointer,
+                                                           std::uint64_t extent);
   void make_resident(Range& range, std::size_t index);
   void make_evicted(Range& range, std::size_t index);
   // Resident parts not named by launch `now`, covering `bytes`: dead ones freed on `stream` first
