@@ -11,6 +11,7 @@ memory than the card has.
     python3 tests/zoo/model_zoo.py --lib build/lib/libdeepum.so --sweep build/tests/sweep --out DIR
     python3 tests/zoo/model_zoo.py ... --only bert-large cupy     # some workloads
     python3 tests/zoo/model_zoo.py ... --modes "fastest 2x" "lru 2x"  # the 2x runs alone
+    python3 tests/zoo/model_zoo.py ... --set evictions_ahead=2        # a setting for every deepum run
 The modes: default (deepum's defaults, no resident limit), "fastest 2x" (the fastest settings,
 resident limit half the footprint) and "lru 2x" (the same with learn_loop off: victims least recently
 named, copied back at the launch naming them, as the engine did before it learned loops).
@@ -19,6 +20,9 @@ Each 2x row also shows the floor, max(native step, (F - F/2) / B): F the native 
 pinned-copy rate per direction with both directions at once (bench/pinned_copy_rate.py), measured at
 the start of the same run. The table comes last; DIR gets zoo.json and every run's log in
 zoo-logs.tar.gz.
+
+The runs do not inherit DEEPUM_* variables (each mode sets its own); --set gives every deepum run a
+setting (docs/configuration.md's keys, as DEEPUM_<KEY>).
 """
 
 from __future__ import annotations
@@ -145,7 +149,11 @@ def link_gbps(out: Path) -> float:
 
 def zoo(args: argparse.Namespace) -> list[dict]:
     base = dict(os.environ, XLA_PYTHON_CLIENT_PREALLOCATE="false", PYTHONUNBUFFERED="1")
-    base = {k: v for k, v in base.items() if not k.startswith("DEEPUM_") or k == "DEEPUM_CUPTI_LIBRARY"}
+    ignored = sorted(k for k in base if k.startswith("DEEPUM_") and k != "DEEPUM_CUPTI_LIBRARY")
+    if ignored:
+        print(f"ignored from the environment: {', '.join(ignored)} (give settings with --set KEY=VALUE)", flush=True)
+    base = {k: v for k, v in base.items() if k not in ignored}
+    settings = {f"DEEPUM_{key.upper()}": value for key, value in args.set}
     base.pop("LD_PRELOAD", None)
     alloc_limit = f"{free_mib() * 6 // 10}MiB"
     logs = Path(args.out) / "logs"
@@ -164,9 +172,9 @@ def zoo(args: argparse.Namespace) -> list[dict]:
             print(f"{name}: native run failed (exit {native.exit_code}); skipping its deepum runs", flush=True)
             continue
         deepum = dict(env, LD_PRELOAD=args.lib, DEEPUM_ALLOC_LIMIT=alloc_limit)
-        runs = {"default": deepum}
+        runs = {"default": dict(deepum, **settings)}
         if native.footprint:
-            runs["fastest 2x"] = dict(deepum, DEEPUM_RESIDENT_LIMIT=f"{native.footprint // 2}B", **FASTEST)
+            runs["fastest 2x"] = dict(deepum, DEEPUM_RESIDENT_LIMIT=f"{native.footprint // 2}B", **FASTEST, **settings)
             runs["lru 2x"] = dict(runs["fastest 2x"], DEEPUM_LEARN_LOOP="false")
         for mode, env in runs.items():
             if mode not in args.modes:
@@ -206,6 +214,15 @@ def format_row(r: dict) -> str:
             f"{r['floor_ms']:>9.1f} {r['x_floor']:>7.2f} {'yes' if r['identical'] else 'NO':>9}  {r['verdict']} {why}")
 
 
+def setting(text: str) -> tuple[str, str]:
+    """KEY=VALUE, KEY a configuration key (letters, digits, underscores)."""
+    key, sep, value = text.partition("=")
+    if not sep or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", key) or not value:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE with a configuration key, such as evictions_ahead=2, "
+                                         f"got {text!r}")
+    return key, value
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--lib", required=True, help="libdeepum.so")
@@ -214,6 +231,8 @@ def main() -> int:
     p.add_argument("--only", nargs="*", help="workloads to run (default: all)")
     p.add_argument("--modes", nargs="*", choices=MODES, default=["default", "fastest 2x"],
                    help="deepum runs beside native (default: default and fastest 2x)")
+    p.add_argument("--set", action="append", type=setting, default=[], metavar="KEY=VALUE",
+                   help="a deepum setting for every deepum run, such as evictions_ahead=2 (repeatable)")
     args = p.parse_args()
     rows = zoo(args)
     out = Path(args.out)
