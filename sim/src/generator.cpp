@@ -80,13 +80,15 @@ enum Fn : std::uint64_t {
   layernorm_bwd,
   embedding_bwd,
   adam_step,
+  sweep_update,
+  sweep_partial_sums,
 };
 
-constexpr std::array<const char*, 14> kFnNames = {
+constexpr std::array<const char*, 16> kFnNames = {
     "sim::embedding_fwd",     "sim::layernorm_fwd",  "sim::matmul_fwd",     "sim::attention_fwd",
     "sim::add_fwd",           "sim::activation_fwd", "sim::cross_entropy",  "sim::matmul_bwd_data",
     "sim::matmul_bwd_weight", "sim::attention_bwd",  "sim::activation_bwd", "sim::layernorm_bwd",
-    "sim::embedding_bwd",     "sim::adam_step"};
+    "sim::embedding_bwd",     "sim::adam_step",      "sim::sweep_update",   "sim::sweep_partial_sums"};
 
 struct Operand {
   Tensor tensor;
@@ -184,6 +186,32 @@ class Emitter {
     ++result_.kernels;
   }
 
+  // A copy of `source` to the host that the program reads (its thread waits for it).
+  void copy_to_host(Tensor source) {
+    constexpr double kCopyGbPerS = 25.0;  // a small copy over PCIe
+    const auto duration = static_cast<core::Timestamp>(std::llround(
+        std::max(static_cast<double>(source.bytes) / kCopyGbPerS, options_.min_kernel_us * 1e3)));
+    core::CopyLaunch copy;
+    copy.correlation_id = ++correlation_;
+    copy.stream = 0x5000;
+    copy.host_time = kStart - 2'000 + correlation_ * 5'000;
+    copy.operand_count = 1;
+    copy.operands[0] = source.address;
+    copy.bytes = source.bytes;
+    writer_.write(copy);
+    core::KernelExecution execution;
+    execution.correlation_id = copy.correlation_id;
+    execution.start = now_;
+    execution.end = now_ + duration;
+    execution.stream_id = 7;
+    execution.operation = core::GpuOperation::memcpy;
+    execution.copy_kind = 2;  // CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
+    execution.bytes = source.bytes;
+    writer_.write(execution);
+    now_ += duration + kGapNs;
+    ++result_.kernels;
+  }
+
   void set_faulting(bool faulting) { faulting_ = faulting; }
   core::Timestamp now() const { return now_; }
 
@@ -203,7 +231,59 @@ Operand w(Tensor t) { return {t, true}; }
 
 }  // namespace
 
+namespace {
+
+// tests/programs/sweep's pattern: `arrays` buffers of `mib` MiB, each its own allocation; per
+// iteration and array i, update(a[i], a[i + 1]) (a[i] read and written, the next read), the sum
+// of a[i] into a small buffer, and that buffer copied to the host, which the program waits for.
+GeneratorResult generate_sweep(const GeneratorOptions& options, core::TraceWriter& writer) {
+  GeneratorResult result;
+  constexpr std::uint64_t kBase = std::uint64_t{16} << 40, kStride = std::uint64_t{1} << 40;
+  const std::uint64_t bytes = options.mib << 20;
+  std::vector<Tensor> arrays;
+  for (std::uint64_t i = 0; i < options.arrays; ++i) arrays.push_back({kBase + i * kStride, bytes});
+  const Tensor sums{kBase + options.arrays * kStride, 1024 * sizeof(double)};
+  core::TraceMetadata metadata;
+  metadata[std::string(core::trace_metadata::kDeviceName)] = "deepum-sim generator";
+  metadata[std::string(core::trace_metadata::kCommandLine)] = options.command_line;
+  metadata["sim_model"] = "sweep";
+  metadata["sim_arrays"] = std::to_string(options.arrays);
+  metadata["sim_mib"] = std::to_string(options.mib);
+  metadata["sim_iterations"] = std::to_string(options.iterations);
+  writer.write_metadata(metadata);
+  for (const Tensor& t : arrays) {
+    writer.write(core::RangeEvent{core::RangeEvent::Kind::allocated, kStart - 1'000'000, t.address, t.bytes});
+    result.footprint_bytes += t.bytes;
+  }
+  writer.write(core::RangeEvent{core::RangeEvent::Kind::allocated, kStart - 1'000'000, sums.address,
+                                core::kBlockBytes});
+  result.footprint_bytes += core::kBlockBytes;
+  Emitter emit(options, writer, result);
+  const auto elements = static_cast<double>(bytes / kFloat);
+  for (std::uint32_t iteration = 0; iteration < options.iterations; ++iteration) {
+    emit.set_faulting(iteration < options.fault_iterations);
+    for (std::size_t i = 0; i < arrays.size(); ++i) {
+      emit.kernel(sweep_update, 3 * elements, {r(arrays[(i + 1) % arrays.size()]), w(arrays[i])});
+      emit.kernel(sweep_partial_sums, elements, {r(arrays[i]), w(sums)});
+      emit.copy_to_host(sums);
+    }
+    if (iteration == 0) result.kernels_per_iteration = result.kernels;
+  }
+  if (!writer.finish()) result.error = writer.error();
+  return result;
+}
+
+}  // namespace
+
 GeneratorResult generate_trace(const GeneratorOptions& options, core::TraceWriter& writer) {
+  if (options.model == "sweep") {
+    if (options.arrays < 2 || options.mib == 0 || options.iterations == 0) {
+      GeneratorResult result;
+      result.error = "a sweep needs at least 2 arrays of at least 1 MiB and 1 iteration";
+      return result;
+    }
+    return generate_sweep(options, writer);
+  }
   GeneratorResult result;
   const std::optional<ModelShape> shape = model_shape(options.model);
   if (!shape) {

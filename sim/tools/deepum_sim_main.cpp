@@ -55,6 +55,8 @@ constexpr const char* kUsage =
     "      --timing                    print load and replay times to stderr\n"
     "  deepum-sim generate --model M --batch B --seq S --iterations I --out FILE.dtrace [options]\n"
     "      M: tiny, gpt2-124m, gpt2-xl, 7b, 13b, 70b\n"
+    "  deepum-sim generate --model sweep [--arrays K] [--mib M] --iterations I --out FILE.dtrace [options]\n"
+    "      a plain CUDA loop over K arrays of M MiB (default 16 of 256), as tests/programs/sweep\n"
     "      --tflops T                  matmul throughput (default 400)\n"
     "      --hbm-gb-per-s G            device-memory bandwidth for memory-bound kernels (default 3000)\n"
     "      --min-kernel-us U           shortest kernel (default 4)\n"
@@ -332,11 +334,16 @@ int generate(Args& args, const std::string& command_line) {
     if (name == "--model") {
       options.model = value;
       have_model = true;
-      if (!model_shape(value)) return usage("unknown model '" + value + "'");
+      if (!model_shape(value) && value != "sweep") return usage("unknown model '" + value + "'");
     } else if (name == "--batch") {
       ok = have_batch = positive(options.batch);
     } else if (name == "--seq") {
       ok = have_seq = positive(options.seq);
+    } else if (name == "--arrays") {
+      ok = positive(options.arrays) && options.arrays >= 2;
+      if (!ok) return usage("--arrays expects a whole number of at least 2, got '" + value + "'");
+    } else if (name == "--mib") {
+      ok = positive(options.mib);
     } else if (name == "--iterations") {
       ok = have_iterations = positive(options.iterations);
     } else if (name == "--out") {
@@ -358,8 +365,11 @@ int generate(Args& args, const std::string& command_line) {
     }
     if (!ok) return usage(name + " expects a positive number, got '" + value + "'");
   }
-  if (!have_model || !have_batch || !have_seq || !have_iterations || out.empty()) {
-    return usage("generate needs --model, --batch, --seq, --iterations and --out");
+  if (options.model == "sweep" ? !have_iterations || out.empty()
+                               : !have_model || !have_batch || !have_seq || !have_iterations || out.empty()) {
+    return usage(
+        "generate needs --model, --batch, --seq (a transformer; --arrays and --mib for the sweep), "
+        "--iterations and --out");
   }
   const GeneratorResult result = generate_trace_file(options, out);
   if (!result.ok()) return error(result.error);

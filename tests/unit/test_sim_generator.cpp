@@ -1,5 +1,6 @@
-// The synthetic transformer trace: a real .dtrace, with the kernel count the model implies, faults
-// in the first iteration only, and iterations the replay finds again.
+// The synthetic traces: a transformer's, a real .dtrace with the kernel count the model implies,
+// faults in the first iteration only, and iterations the replay finds again; and a plain loop
+// sweeping arrays, on which a learned loop's victims beat the least recently named.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -9,7 +10,10 @@
 #include <string>
 
 #include "deepum/core/trace_file.hpp"
+#include "deepum/sim/engine.hpp"
 #include "deepum/sim/generator.hpp"
+#include "deepum/sim/machine_model.hpp"
+#include "deepum/sim/policies.hpp"
 #include "deepum/sim/workload.hpp"
 #include "temp_file.hpp"
 
@@ -93,5 +97,52 @@ TEST_CASE("sim generator: bad options") {
   CHECK(generate_trace(options, writer).error == "unknown model 'gpt5'");
   options.model = "tiny";
   options.batch = 0;
+  CHECK_FALSE(generate_trace(options, writer).ok());
+}
+
+TEST_CASE("sim generator: the sweep, whose learned loop moves less than least recently named victims") {
+  TempFile file("sim_sweep");
+  GeneratorOptions options;
+  options.model = "sweep";
+  options.arrays = 8;
+  options.mib = 16;  // eight blocks each
+  options.iterations = 5;
+  const GeneratorResult result = generate_trace_file(options, file.str());
+  REQUIRE_MESSAGE(result.ok(), result.error);
+  // Per array: the update, the sum, the copy of the sums to the host.
+  CHECK(result.kernels_per_iteration == 3 * options.arrays);
+  CHECK(result.kernels == options.iterations * result.kernels_per_iteration);
+  const std::uint64_t array_bytes = options.mib << 20;
+  CHECK(result.footprint_bytes == options.arrays * array_bytes + core::kBlockBytes);
+
+  const WorkloadLoad load = load_workload(file.str());
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  const Workload& w = load.workload;
+  CHECK(w.kernels.size() == result.kernels);
+  CHECK(w.kernels[2].copies_to_host());
+  CHECK_FALSE(w.kernels[0].copies_to_host());
+
+  // Half the arrays fit: from the second iteration on, each brings back at least the other half.
+  const std::uint64_t limit = options.arrays * array_bytes / 2;
+  const auto moved_in = [&](const char* name) {
+    const std::unique_ptr<Policy> policy = make_policy(name, limit);
+    REQUIRE(policy != nullptr);
+    const SimResult r = simulate(w, MachineModel::h200(), *policy);
+    CHECK(r.stats.faults == 0);
+    return r.stats.h2d_bytes;
+  };
+  const std::uint64_t by_next_use = moved_in("deepum-swap");
+  const std::uint64_t least_recent = moved_in("deepum-swap-lru");
+  CHECK(by_next_use >= (options.iterations - 1) * (options.arrays * array_bytes - limit));
+  CHECK(by_next_use < least_recent);
+}
+
+TEST_CASE("sim generator: a sweep needs two arrays") {
+  std::ostringstream sink;
+  core::TraceWriter writer;
+  REQUIRE(writer.open(sink));
+  GeneratorOptions options;
+  options.model = "sweep";
+  options.arrays = 1;
   CHECK_FALSE(generate_trace(options, writer).ok());
 }

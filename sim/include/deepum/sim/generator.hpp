@@ -1,4 +1,5 @@
-// A synthetic transformer-training trace: forward through every layer (weights read, activations
+// A synthetic trace: a transformer's training (below), or a plain CUDA loop sweeping arrays.
+// The transformer: forward through every layer (weights read, activations
 // written and kept for backward), backward in reverse (weight gradients accumulated, activation
 // gradients in reused scratch buffers), then one Adam step per parameter tensor (parameter,
 // gradient and both moments). Kernel times come from FLOP and byte counts; the file is an ordinary
@@ -33,7 +34,11 @@ std::optional<ModelShape> model_shape(std::string_view name);
 std::vector<std::string> model_names();
 
 struct GeneratorOptions {
+  // A transformer (model_shape), or "sweep": tests/programs/sweep's loop over `arrays` buffers of
+  // `mib` MiB each (batch and seq unused), the shape a least-recently-used eviction gets wrong.
   std::string model = "tiny";
+  std::uint64_t arrays = 16;
+  std::uint64_t mib = 256;
   std::uint64_t batch = 1;
   std::uint64_t seq = 128;
   std::uint32_t iterations = 2;
