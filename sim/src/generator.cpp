@@ -146,12 +146,7 @@ class Emitter {
     }
     writer_.write(operands_);
 
-    core::KernelExecution execution;
-    execution.correlation_id = launch.correlation_id;
-    execution.start = now_;
-    execution.end = now_ + duration;
-    execution.stream_id = 7;
-    writer_.write(execution);
+    writer_.write(execution_now(launch.correlation_id, duration));
 
     if (faulting_) {
       // One fault per block the kernel touches, spread over its run (a write wins over a read).
@@ -199,11 +194,7 @@ class Emitter {
     copy.operands[0] = source.address;
     copy.bytes = source.bytes;
     writer_.write(copy);
-    core::KernelExecution execution;
-    execution.correlation_id = copy.correlation_id;
-    execution.start = now_;
-    execution.end = now_ + duration;
-    execution.stream_id = 7;
+    core::KernelExecution execution = execution_now(copy.correlation_id, duration);
     execution.operation = core::GpuOperation::memcpy;
     execution.copy_kind = 2;  // CUPTI_ACTIVITY_MEMCPY_KIND_DTOH
     execution.bytes = source.bytes;
@@ -213,9 +204,20 @@ class Emitter {
   }
 
   void set_faulting(bool faulting) { faulting_ = faulting; }
+
   core::Timestamp now() const { return now_; }
 
  private:
+  // An operation on the one stream, starting now.
+  core::KernelExecution execution_now(std::uint64_t correlation_id, core::Timestamp duration) const {
+    core::KernelExecution execution;
+    execution.correlation_id = correlation_id;
+    execution.start = now_;
+    execution.end = now_ + duration;
+    execution.stream_id = 7;
+    return execution;
+  }
+
   const GeneratorOptions& options_;
   core::TraceWriter& writer_;
   GeneratorResult& result_;
