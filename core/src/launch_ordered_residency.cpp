@@ -87,7 +87,9 @@ LaunchOrderedResidency::OtherDeviceUse LaunchOrderedResidency::named_by_other_de
   each_block([&](Range& range, std::size_t index, const Range*& last_range) {
     if (range.blocks[index].swapped) append_merged(use.unswap, last_range, &range, part(range, index));
   });
+  std::uint64_t named_bytes = 0;
   each_block([&](Range& range, std::size_t index, const Range*&) {
+    named_bytes += part(range, index).bytes;
     Block& block = range.blocks[index];
     block.indirect = true;
     block.fresh_epoch = 0;
@@ -98,6 +100,10 @@ LaunchOrderedResidency::OtherDeviceUse LaunchOrderedResidency::named_by_other_de
     stats_.unswapped_bytes += kBlockBytes;
   });
   if (!use.unswap.empty()) ++stats_.unswaps;
+  if (named_bytes != 0) {
+    ++stats_.other_device_uses;
+    stats_.other_device_bytes += named_bytes;
+  }
   return use;
 }
 

@@ -178,6 +178,8 @@ json moves_json(const LaunchOrderedStats& m) {
           {"swap_peak_bytes", m.swap_peak_bytes},
           {"swap_skipped_other_stream_bytes", m.swap_skipped_other_stream_bytes},
           {"restored_ahead_bytes", m.restored_ahead_bytes},
+          {"other_device_uses", m.other_device_uses},
+          {"other_device_bytes", m.other_device_bytes},
           {"loop_period", m.loop_period},
           {"shape_loop_period", m.shape_loop_period},
           {"victims_predicted_bytes", m.victims_predicted_bytes},

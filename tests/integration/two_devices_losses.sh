@@ -36,6 +36,7 @@ for device, engine in sorted(engines.items()):
     if moves["peak_named_bytes"] > limit:
         sys.exit(f"FAIL: device {device}'s engine counted {moves['peak_named_bytes']} bytes resident, limit {limit}")
     print(f"device {device}: {moves['evictions']} evictions, at most {moves['peak_named_bytes']} of {limit} bytes "
-          f"resident; swapped out {moves['swapped_out_bytes']} bytes")
+          f"resident; swapped out {moves['swapped_out_bytes']} bytes; named by the other device "
+          f"{moves.get('other_device_uses', 0)} times ({moves.get('other_device_bytes', 0)} bytes)")
 print(f"losses identical over {len(native['losses'])} steps")
 PY

@@ -1463,6 +1463,13 @@ TEST_CASE("blocks another device's operation names come back, stop being fresh a
   CHECK(model.swapped_bytes() == 2 * kMiB);
   CHECK(model.resident_bytes() == resident);
   CHECK(use.after_placement == 0);
+  // Counted: one operation, the two blocks of ours it named.
+  CHECK(model.stats().other_device_uses == 1);
+  CHECK(model.stats().other_device_bytes == 4 * kMiB);
+  const std::uint64_t elsewhere = kBase + 200 * kMiB;
+  const std::uint64_t two = 2 * kMiB;
+  model.named_by_other_device(&elsewhere, &two, 1);  // none of ours: not counted
+  CHECK(model.stats().other_device_uses == 1);
   // Room needed again: 0..2 and 4..6 go back through the driver, never swapped.
   model.before_launch(launch_naming(kBase + 16 * kMiB, 2 * kMiB));
   const LaunchEviction later = model.before_launch(launch_naming(kBase + 18 * kMiB, 8 * kMiB));

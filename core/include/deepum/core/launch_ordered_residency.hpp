@@ -159,6 +159,9 @@ struct LaunchOrderedStats {
   std::uint64_t victims_predicted_bytes = 0, victims_unpredicted_bytes = 0;
   // Swapped blocks copied back ahead of the operation predicted to name them (restore_ahead).
   std::uint64_t restored_ahead_bytes = 0;
+  // Operations of another device that named this model's memory (a copy between devices, a kernel
+  // reading a peer's tensor), and the bytes of this model's blocks they named.
+  std::uint64_t other_device_uses = 0, other_device_bytes = 0;
 };
 
 class LaunchOrderedResidency {
