@@ -231,10 +231,6 @@ class Emitter {
 Operand r(Tensor t) { return {t, false}; }
 Operand w(Tensor t) { return {t, true}; }
 
-}  // namespace
-
-namespace {
-
 // tests/programs/sweep's pattern: `arrays` buffers of `mib` MiB, each its own allocation; per
 // iteration and array i, update(a[i], a[i + 1]) (a[i] read and written, the next read), the sum
 // of a[i] into a small buffer, and that buffer copied to the host, which the program waits for.

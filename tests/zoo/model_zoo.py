@@ -172,9 +172,9 @@ def zoo(args: argparse.Namespace) -> list[dict]:
             print(f"{name}: native run failed (exit {native.exit_code}); skipping its deepum runs", flush=True)
             continue
         deepum = dict(env, LD_PRELOAD=args.lib, DEEPUM_ALLOC_LIMIT=alloc_limit)
-        runs = {"default": dict(deepum, **settings)}
+        runs = {"default": {**deepum, **settings}}
         if native.footprint:
-            runs["fastest 2x"] = dict(deepum, DEEPUM_RESIDENT_LIMIT=f"{native.footprint // 2}B", **FASTEST, **settings)
+            runs["fastest 2x"] = {**deepum, "DEEPUM_RESIDENT_LIMIT": f"{native.footprint // 2}B", **FASTEST, **settings}
             runs["lru 2x"] = dict(runs["fastest 2x"], DEEPUM_LEARN_LOOP="false")
         for mode, env in runs.items():
             if mode not in args.modes:
