@@ -109,7 +109,9 @@ LaunchOrderedResidency::OtherDeviceUse LaunchOrderedResidency::named_by_other_de
 
 void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint64_t bytes,
                                                 std::uint64_t stream) {
-  if (!(options_.discard_dead || options_.place_fresh || options_.swap) || bytes == 0) return;
+  // Swapped blocks count too (swapping may have stopped since): their store copies are released.
+  if (!(options_.discard_dead || options_.place_fresh || options_.swap || swapped_bytes_ != 0) || bytes == 0)
+    return;
   Range* range = range_holding(address);
   if (range == nullptr || address + bytes > range->address + range->bytes) return;  // not one managed range
   // Whole blocks only: the rest of a partly covered one may hold live neighbours.
@@ -394,8 +396,9 @@ std::vector<AddressRange> LaunchOrderedResidency::begin_naming(bool unnamed, boo
   // It may reach blocks it does not name: none may stay fresh or swapped.
   std::vector<AddressRange> unswap;
   if (unnamed) unswap = forget_fresh_and_unswap();
-  // Nothing can be ordered before it (a stream capture runs): what it names must not stay swapped.
-  if (!may_evict && options_.swap) {
+  // Nothing can be ordered before it (a stream capture runs): what it names must not stay swapped
+  // (swapped earlier, even where swapping has stopped since).
+  if (!may_evict && swapped_bytes_ != 0) {
     std::vector<AddressRange> rest = unswap_all();
     unswap.insert(unswap.end(), rest.begin(), rest.end());
   }

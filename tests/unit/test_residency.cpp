@@ -1449,6 +1449,17 @@ TEST_CASE("with swapping, blocks a pointer table copied to the GPU holds are res
   CHECK(model.swapped_bytes() == 0);
 }
 
+TEST_CASE("once the store is full, an operation in a stream capture still gets the swapped blocks back") {
+  const std::unique_ptr<LaunchOrderedResidency> owner = with_first_blocks_swapped();
+  LaunchOrderedResidency& model = *owner;
+  model.swap_refused({}, /*store_full=*/true);  // no more swaps; 0..4 stays in the store
+  REQUIRE(model.swapped_bytes() == 4 * kMiB);
+  // Nothing can be ordered before a captured operation: every swapped block comes back first.
+  const LaunchEviction captured = model.before_launch(launch_naming(kBase, 2 * kMiB), /*may_evict=*/false);
+  CHECK(captured.unswap == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  CHECK(model.swapped_bytes() == 0);
+}
+
 TEST_CASE("blocks another device's operation names come back, stop being fresh and are never swapped") {
   const std::unique_ptr<LaunchOrderedResidency> owner = with_first_blocks_swapped();
   LaunchOrderedResidency& model = *owner;
