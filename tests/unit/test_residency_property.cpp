@@ -5,7 +5,8 @@
 // fetches, copies back ahead, the host's copies back), then lets the operation write what it
 // names. The programs mix a repeated loop (so the model learns it and copies back ahead) with
 // random operations, pointer tables, operations that may reach memory they do not name, stream
-// captures, another device's operations, the allocator's buffers coming and going, and frees.
+// captures, another device's operations, the allocator's buffers coming and going, frees, a store
+// that refuses swaps, swapping stopped, and moves the library could not enqueue.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -68,10 +69,7 @@ class Checker {
     // Evictions by the driver keep the contents in managed memory: nothing to follow. Swaps copy
     // them into the store and drop the GPU's pages.
     for_each(d.swap_out, [&](Part& p) { p.where = Where::store; });
-    for_each(d.place, [&](Part& p) {
-      if (p.live) failure = "a placement dropped contents the program wrote";
-      p.where = Where::managed;  // nothing yet: the operation writes it
-    });
+    place(d.place, failure);
     const auto copy_back = [&](const std::vector<AddressRange>& ranges, const char* what) {
       for_each(ranges, [&](Part& p) {
         if (p.where != Where::store) failure = std::string(what) + " of a block the store does not hold";
@@ -81,6 +79,22 @@ class Checker {
     copy_back(d.restore, "a copy back");
     copy_back(d.restore_ahead, "a copy back ahead");
     copy_back(d.unswap, "a host copy back");
+  }
+  // The moves could not be enqueued (eviction_failed): the victims keep their contents where they
+  // are, the host copies back what the store holds (a block swapped out by this very decision and
+  // copied back ahead by it has no slot: skipped), and what was to be placed is faulted in by the
+  // operation, which writes it (its store copy, if any, was not needed).
+  void apply_failed(const LaunchEviction& d, std::string& failure) {
+    for (const std::vector<AddressRange>* back : {&d.restore, &d.restore_ahead, &d.unswap})
+      for_each(*back, [&](Part& p) { p.where = Where::managed; });
+    place(d.place, failure);
+  }
+  // Fresh blocks made resident without their contents: nothing the program wrote may be there.
+  void place(const std::vector<AddressRange>& ranges, std::string& failure) {
+    for_each(ranges, [&](Part& p) {
+      if (p.live) failure = "a placement dropped contents the program wrote";
+      p.where = Where::managed;  // nothing yet: the operation writes it
+    });
   }
   // The host copied these back (stop_swapping, unswap_all, another device's use, ...).
   void copied_back(const std::vector<AddressRange>& ranges, std::string& failure) {
@@ -285,6 +299,13 @@ struct RandomRun {
       ++launch.pointer_count;
     }
     const LaunchEviction decision = model->before_launch(launch, !capturing);
+    if (program.chance(3)) {
+      // The library could not enqueue the moves.
+      model->eviction_failed(decision);
+      checker.apply_failed(decision, failure);
+      checker.run(named, unnamed, failure);
+      return {};
+    }
     checker.apply(decision, failure);
     checker.run(named, unnamed, failure);
     return decision;
@@ -297,6 +318,7 @@ struct RandomRun {
     if (event < 6) return other_device();
     if (event < 7) return free_and_allocate();
     if (event < 8) return checker.copied_back(model->unswap_all(), failure);  // before a capture, at exit
+    if (event == 99 && program.chance(20)) return checker.copied_back(model->stop_swapping(), failure);
     const LaunchEviction decision = event >= 14 && event < 20
                                         ? table_copy(stream)
                                         : kernel({program.operand()}, 100 + static_cast<std::uint64_t>(step),
