@@ -457,6 +457,15 @@ LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool 
   return decision;
 }
 
+std::uint64_t LaunchOrderedResidency::eviction_batch() const {
+  // Never more than the live ranges exceed the limit by (and a block): past that, all the rest
+  // fits. Near 1x a batch of the limit's eighth would evict what the next launches name, each
+  // time the program goes a few blocks over.
+  const std::uint64_t excess = range_bytes_ > limit_ ? range_bytes_ - limit_ : 0;
+  const std::uint64_t blocks = (excess + kBlockBytes - 1) / kBlockBytes + 1;
+  return std::min(batch_, blocks * kBlockBytes);
+}
+
 LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint64_t now,
                                               std::uint64_t stream, bool may_evict) {
   ++stats_.launches;
@@ -476,12 +485,12 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
     }
   }
   const std::uint64_t before = resident_bytes_;
+  const std::uint64_t batch = eviction_batch();
   // Room kept ahead of the launches: a batch per eviction allowed in flight.
-  const std::uint64_t ahead =
-      std::min<std::uint64_t>(limit_, batch_ * std::max(options_.evictions_ahead, 1U));
+  const std::uint64_t ahead = std::min<std::uint64_t>(limit_, batch * std::max(options_.evictions_ahead, 1U));
   if (may_evict && projected > limit_) {
     // Still over: evict a batch below the limit, and the launch waits for it.
-    choose_victims(projected - (limit_ - batch_), now, stream, decision);
+    choose_victims(projected - (limit_ - batch), now, stream, decision);
     // Nothing to evict (the launch names every resident block): nothing to wait for.
     decision.wait_for_evict = !decision.evict.empty() || !decision.swap_out.empty();
     if (decision.wait_for_evict) {
@@ -493,7 +502,7 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
     // Within `ahead` of the limit (what is in flight counted free): evict a batch alongside the
     // program, waited for only when the room is needed (discards are always waited for: they free
     // their room at once).
-    choose_victims(batch_, now, stream, decision);
+    choose_victims(batch, now, stream, decision);
     if (!decision.evict.empty() || !decision.swap_out.empty()) {
       pending_.push_back(
           {decision.eviction_number, total_bytes(decision.evict) + total_bytes(decision.swap_out)});

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "deepum/core/event_pipeline.hpp"
@@ -751,6 +752,31 @@ TEST_CASE("a loop whose ranges fit the limit exactly is never evicted; one more 
   const std::uint64_t evictions = model.stats().evictions;
   for (int i = 0; i < 3; ++i) pass(kTensors);
   CHECK(model.stats().evictions == evictions);
+}
+
+TEST_CASE("ranges a block over the limit evict about that block each pass, not a batch") {
+  // Sixteen 8 MiB tensors under a limit one block short of them, a batch of four tensors: once
+  // one block is out, all the rest fits. A batch's worth out would come back within the pass.
+  constexpr std::uint64_t kTensor = 8 * kMiB, kTensors = 16, kLimit = kTensors * kTensor - kBlockBytes;
+  for (const bool by_next_use : {false, true}) {
+    LaunchOrderedResidency model(kLimit, 4 * kTensor, {.prefetch = true, .victims_by_next_use = by_next_use});
+    for (std::uint64_t t = 0; t < kTensors; ++t) model.on_range_allocated(kBase + t * kTensor, kTensor);
+    InOrderGpu gpu;
+    std::uint64_t evicted_before = 0;
+    for (int pass = 0; pass < 6; ++pass) {
+      if (pass == 2) evicted_before = model.stats().evicted_bytes;
+      for (std::uint64_t t = 0; t < kTensors; ++t) {
+        const KernelLaunch launch = launch_naming(kBase + t * kTensor, kTensor);
+        gpu.run(model.before_launch(launch), launch);
+        CHECK(gpu.resident.size() * kBlockBytes <= kLimit);
+      }
+    }
+    const std::uint64_t per_pass = (model.stats().evicted_bytes - evicted_before) / 4;
+    // Least recently named, the victim is the next launch's tensor: a few blocks each launch.
+    CHECK(per_pass <= (by_next_use ? 3 : kTensors * 3) * kBlockBytes);
+    const std::string victims = by_next_use ? "by next use" : "least recently named";
+    MESSAGE(victims, ": evicted per pass ", per_pass / kMiB, " MiB");
+  }
 }
 
 namespace {

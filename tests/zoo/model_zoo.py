@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The model zoo: workloads of many shapes, each run natively, under deepum's default settings,
 and under deepum's fastest settings at 2x oversubscription (the resident limit half the native
-footprint), every deepum run under a watchdog. A run fails when a step takes over ten times as long
+footprint; 1x and 3x on request), every deepum run under a watchdog. A run fails when a step takes over ten times as long
 as the same step natively (or the program stops printing steps), when it exits with an error, or
 when its losses differ from native by a single bit.
 
@@ -12,11 +12,12 @@ memory than the card has.
     python3 tests/zoo/model_zoo.py ... --only bert-large cupy     # some workloads
     python3 tests/zoo/model_zoo.py ... --modes "fastest 2x" "lru 2x"  # the 2x runs alone
     python3 tests/zoo/model_zoo.py ... --set evictions_ahead=2        # a setting for every deepum run
-The modes: default (deepum's defaults, no resident limit), "fastest 2x" (the fastest settings,
-resident limit half the footprint) and "lru 2x" (the same with learn_loop off: victims least recently
-named, copied back at the launch naming them, as the engine did before it learned loops).
+The modes: default (deepum's defaults, no resident limit), "fastest 1x", "fastest 2x" and "fastest 3x"
+(the fastest settings, resident limit the footprint, half of it, a third of it) and "lru 2x" (2x with
+learn_loop off: victims least recently named, copied back at the launch naming them, as the engine did
+before it learned loops).
 
-Each 2x row also shows the floor, max(native step, (F - F/2) / B): F the native footprint, B the
+Each Rx row also shows the floor, max(native step, (F - F/R) / B): F the native footprint, B the
 pinned-copy rate per direction with both directions at once (bench/pinned_copy_rate.py), measured at
 the start of the same run. The table comes last; DIR gets zoo.json and every run's log in
 zoo-logs.tar.gz.
@@ -47,7 +48,7 @@ FOOTPRINT = re.compile(r"^(?:summary peak_reserved_bytes|footprint_bytes) (\d+)"
 # deepum's fastest settings: every move ordered in the launch's stream (the default mode, named so
 # the runs say what they ran).
 FASTEST = {"DEEPUM_MODE": "fast"}
-MODES = ("default", "fastest 2x", "lru 2x")
+MODES = ("default", "fastest 1x", "fastest 2x", "fastest 3x", "lru 2x")
 SLOWDOWN_LIMIT = 10.0  # a step may take this many times its native time
 MIN_ALLOWANCE_S = 5.0  # ... but never less than this (startup, tiny steps)
 
@@ -174,7 +175,9 @@ def zoo(args: argparse.Namespace) -> list[dict]:
         deepum = dict(env, LD_PRELOAD=args.lib, DEEPUM_ALLOC_LIMIT=alloc_limit)
         runs = {"default": {**deepum, **settings}}
         if native.footprint:
-            runs["fastest 2x"] = {**deepum, "DEEPUM_RESIDENT_LIMIT": f"{native.footprint // 2}B", **FASTEST, **settings}
+            for ratio in (1, 2, 3):
+                runs[f"fastest {ratio}x"] = {**deepum, "DEEPUM_RESIDENT_LIMIT": f"{native.footprint // ratio}B",
+                                             **FASTEST, **settings}
             runs["lru 2x"] = dict(runs["fastest 2x"], DEEPUM_LEARN_LOOP="false")
         for mode, env in runs.items():
             if mode not in args.modes:
@@ -196,7 +199,8 @@ def floor_ms(native: Run, ratio: float, gbps: float) -> float:
 
 def row(name: str, mode: str, run: Run, native: Run, gbps: float) -> dict:
     losses, native_losses = [s[0] for s in run.steps], [s[0] for s in native.steps]
-    floor = floor_ms(native, 2.0, gbps) if mode.endswith("2x") else native.median_ms()
+    ratio = re.search(r"(\d+)x$", mode)
+    floor = floor_ms(native, float(ratio.group(1)), gbps) if ratio else native.median_ms()
     identical = losses == native_losses
     ok = run.exit_code == 0 and not run.watchdog and identical and len(losses) == len(native_losses)
     return {

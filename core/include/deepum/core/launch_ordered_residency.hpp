@@ -168,7 +168,8 @@ class LaunchOrderedResidency {
  public:
   // Evictions free at least `batch` below the limit, so they come once per batch, not per launch;
   // an eviction starts alongside the program once the model is within `batch` (times
-  // options.evictions_ahead) of the limit.
+  // options.evictions_ahead) of the limit. The batch shrinks to what the live ranges exceed the
+  // limit by, where that is less.
   LaunchOrderedResidency(std::uint64_t limit_bytes, std::uint64_t batch_bytes,
                          LaunchOrderedOptions options = {})
       : limit_(limit_bytes), batch_(std::min(batch_bytes, limit_bytes / 2)), options_(options) {}
@@ -299,6 +300,7 @@ class LaunchOrderedResidency {
   void unmark_swapped(const std::vector<AddressRange>& blocks);
   // Counts named_ as resident and decides what must be evicted before them, in `stream`.
   LaunchEviction decide(std::uint64_t new_bytes, std::uint64_t now, std::uint64_t stream, bool may_evict);
+  std::uint64_t eviction_batch() const;
   // The non-resident named parts to fetch, if they fit in the room left under the limit.
   void plan_fetch(LaunchEviction& decision);
   // The range holding `address`, or nullptr.
