@@ -40,6 +40,8 @@ void OrderedPolicy::begin(Executor& executor) {
   next_event_ = 0;
   host_ = 0;
   discard_stream_free_ = 0;
+  copies_end_ = 0;
+  thread_in_calls_ns_ = 0;
   eviction_done_.assign(1, 0);
   eviction_issued_.assign(1, 0);
   placement_done_.assign(1, 0);
@@ -166,7 +168,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     // launch waits for it.
     wait_issued(m, {d.discard_after_eviction});
     const Nanoseconds dropped = occupy_discard_stream(
-        std::max({stream_so_far, discard_stream_free_, done_by(eviction_done_, d.discard_after_eviction)}),
+        m, std::max({stream_so_far, discard_stream_free_, done_by(eviction_done_, d.discard_after_eviction)}),
         us_to_ns(m.discard_call_us) + transfer_ns(bytes_of(d.discard), m.discard_gb_per_s));
     start = std::max(start, executor.drop(blocks_of(d.discard), dropped));
   }
@@ -179,6 +181,7 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
       const std::span<const BlockIndex> blocks = blocks_of(d.swap_out);
       host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.swap_out) / kBlock) + us_to_ns(m.discard_call_us);
       copies_done = executor.write_back(blocks, std::max(host_, after_placement), m.copy_d2h_gb_per_s, true);
+      copies_end_ = std::max(copies_end_, copies_done);
       if (m.swap_holds_thread) host_ = std::max(host_, copies_done);
       set_done(eviction_issued_, d.eviction_number, copies_done + us_to_ns(m.discard_call_us));
     }
@@ -213,13 +216,14 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     const Nanoseconds earliest = std::max(
         {stream_so_far, room, done_by(eviction_done_, d.place_after_eviction), discard_stream_free_});
     const Nanoseconds placed = occupy_discard_stream(
-        earliest,
+        m, earliest,
         us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.place) + bytes_of(d.restore), m.place_gb_per_s));
     Nanoseconds done = std::max(placed, executor.bring_in(blocks_of(d.place), placed, 0));
     if (!d.restore.empty()) {
       host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.restore) / kBlock);
       done = std::max(
           done, executor.bring_in(blocks_of(d.restore), std::max(placed, host_), m.copy_h2d_gb_per_s, true));
+      copies_end_ = std::max(copies_end_, done);
     }
     discard_stream_free_ = done;  // the copies back run on the discard stream too
     set_done(placement_done_, d.placement_number, done);
@@ -230,11 +234,12 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     const Nanoseconds earliest =
         std::max({room, done_by(eviction_done_, d.ahead_after_eviction), discard_stream_free_});
     const Nanoseconds placed = occupy_discard_stream(
-        earliest, us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.restore_ahead), m.place_gb_per_s));
+        m, earliest, us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.restore_ahead), m.place_gb_per_s));
     host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.restore_ahead) / kBlock);
     const Nanoseconds done =
         executor.bring_in(blocks_of(d.restore_ahead), std::max(placed, host_), m.copy_h2d_gb_per_s, true);
     discard_stream_free_ = std::max(discard_stream_free_, done);
+    copies_end_ = std::max(copies_end_, done);
     set_done(placement_done_, d.ahead_placement_number, done);
   }
   if (!d.fetch.empty()) {
@@ -249,12 +254,17 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
   return start;
 }
 
-Nanoseconds OrderedPolicy::occupy_discard_stream(Nanoseconds earliest, Nanoseconds duration) {
+Nanoseconds OrderedPolicy::occupy_discard_stream(const MachineModel& m, Nanoseconds earliest,
+                                                 Nanoseconds duration) {
   // The driver drops or places memory in the calling thread when the stream has nothing to wait
-  // for (um_move_probe: enqueue time = done time on an idle stream); queued behind earlier work
-  // the call returns at once.
-  const Nanoseconds begins = std::max(host_, earliest);
-  if (begins == host_) host_ += duration;
+  // for (um_move_probe: enqueue time = done time on an idle stream). Behind earlier work the call
+  // returns at once, unless the machine holds it until it has run, after the store's copies.
+  Nanoseconds begins = std::max(host_, earliest);
+  if (m.place_holds_thread) begins = std::max(begins, copies_end_);
+  if (begins == host_ || m.place_holds_thread) {
+    thread_in_calls_ns_ += begins + duration - host_;
+    host_ = begins + duration;
+  }
   discard_stream_free_ = begins + duration;
   return discard_stream_free_;
 }
@@ -269,13 +279,13 @@ std::string OrderedPolicy::detail() const {
       "limit %.2f GiB; prefetch %s, discard %s, place %s, swap %s; evicted %.2f GiB in %llu evictions "
       "(%llu waited for), swapped out %.2f GiB, copied back %.2f GiB, placed %.2f GiB, fetched %.2f GiB, "
       "discarded %.2f GiB; victims %.2f GiB by predicted next use (loop of %llu operations), %.2f GiB "
-      "least recently named",
+      "least recently named; the program's thread held %.1f ms in placements and drops",
       gib(limit_bytes_), o.prefetch ? "on" : "off", o.discard_dead ? "on" : "off",
       o.place_fresh ? "on" : "off", o.swap ? "on" : "off", gib(s.evicted_bytes),
       static_cast<unsigned long long>(s.evictions), static_cast<unsigned long long>(s.waited_evictions),
       gib(s.swapped_out_bytes), gib(s.restored_bytes), gib(s.placed_bytes), gib(s.fetched_bytes),
       gib(s.discarded_bytes), gib(s.victims_predicted_bytes), static_cast<unsigned long long>(s.loop_period),
-      gib(s.victims_unpredicted_bytes));
+      gib(s.victims_unpredicted_bytes), static_cast<double>(thread_in_calls_ns_) / 1e6);
   return text;
 }
 

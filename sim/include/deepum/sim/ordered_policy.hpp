@@ -68,7 +68,7 @@ class OrderedPolicy final : public Policy {
   // A discard or placement of `duration` on the discard stream (serial: discards, placements and
   // the copies back), from `earliest` on; returns its end, and holds the program's thread for it
   // when the stream has nothing to wait for.
-  Nanoseconds occupy_discard_stream(Nanoseconds earliest, Nanoseconds duration);
+  Nanoseconds occupy_discard_stream(const MachineModel& m, Nanoseconds earliest, Nanoseconds duration);
   static Nanoseconds done_by(const std::vector<Nanoseconds>& done, std::uint64_t number);
   // The program's thread waits until evictions `numbers` are issued, where the machine says so.
   void wait_issued(const MachineModel& m, std::initializer_list<std::uint64_t> numbers);
@@ -81,6 +81,8 @@ class OrderedPolicy final : public Policy {
   std::size_t next_event_ = 0;
   Nanoseconds host_ = 0;                    // the program's thread
   Nanoseconds discard_stream_free_ = 0;     // the discard stream has run everything issued to it
+  Nanoseconds copies_end_ = 0;              // deepum's copies to and from the store issued so far end
+  Nanoseconds thread_in_calls_ns_ = 0;      // the program's thread held in placements and drops
   std::vector<Nanoseconds> eviction_done_;  // by eviction_number
   // ... and when the eviction thread issued a swap (MachineModel::swap_room_waits_for_copies).
   std::vector<Nanoseconds> eviction_issued_;
