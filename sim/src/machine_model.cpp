@@ -43,7 +43,7 @@ MachineModel MachineModel::h200() {
   m.swap_room_waits_for_copies = true;  // its drop waits for its copies (drop_after_copies)
   // swap_call_probe: 256 MiB placed in 3.8-4.0 ms beside a copy out, 0.29 ms alone; a drop beside
   // a copy returned when the copy ended (4.5 ms). GPT-2 124M at 2x on an H100 held the program's
-  // thread 2.6 s in placements and drops; replayed, 2.4 s with this, 0.09 s without.
+  // thread 2.8 s in placements and drops; replayed, 2.4 s with this, 0.08 s without.
   m.place_holds_thread = true;
   return m;
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The model zoo: workloads of many shapes, each run natively, under deepum's default settings,
 and under deepum's fastest settings at 2x oversubscription (the resident limit half the native
-footprint; 1x and 3x on request), every deepum run under a watchdog. A run fails when a step takes over ten times as long
-as the same step natively (or the program stops printing steps), when it exits with an error, or
-when its losses differ from native by a single bit.
+footprint; 1x and 3x on request), every deepum run under a watchdog. A run fails when a step takes
+over ten times as long as the same step natively (or the program stops printing steps), when it
+exits with an error, or when its losses differ from native by a single bit.
 
 Every run's allocation limit is 60% of the GPU's free memory, so no program asks for more managed
 memory than the card has.

@@ -300,6 +300,7 @@ class LaunchOrderedResidency {
   void unmark_swapped(const std::vector<AddressRange>& blocks);
   // Counts named_ as resident and decides what must be evicted before them, in `stream`.
   LaunchEviction decide(std::uint64_t new_bytes, std::uint64_t now, std::uint64_t stream, bool may_evict);
+  // What an eviction frees: the batch, or less where the live ranges exceed the limit by less.
   std::uint64_t eviction_batch() const;
   // The non-resident named parts to fetch, if they fit in the room left under the limit.
   void plan_fetch(LaunchEviction& decision);
