@@ -11,7 +11,13 @@
 // runtime (--runtime-lib; each thread its own copy, so every dlclose unloads it) and launch them
 // through cudart, lazily loaded at their first launch, as PyTorch's kernels are.
 //
+// --old-callback-pattern 1 (with no deepum loaded) subscribes the program itself to CUPTI the way
+// deepum did before its lock discipline (tests/programs/old_callback_pattern.cpp): the same load
+// must then hang, which shows it can find that deadlock on the driver in use. 2 runs only the launch
+// callback's layout queries, 3 only the record pauses and flushes: which part it takes.
+//
 // tracer_stress FATBIN [--runtime-lib SO] [--threads N] [--seconds S] [--watchdog S]
+//                      [--old-callback-pattern 1|2|3]
 #include <cuda.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -25,6 +31,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "old_callback_pattern.hpp"
 
 namespace {
 
@@ -40,6 +48,7 @@ struct Options {
   int threads = 16;
   double seconds = 8;
   double watchdog = 30;
+  int old_callback_pattern = 0;  // 0: none; else an OldPatternParts
 };
 
 struct Pair {
@@ -284,11 +293,14 @@ bool parse(int argc, char** argv, Options& options) {
       options.seconds = value;
     } else if (flag == "--watchdog") {
       options.watchdog = value;
+    } else if (flag == "--old-callback-pattern") {
+      options.old_callback_pattern = static_cast<int>(value);
     } else {
       return false;
     }
   }
-  return options.threads > 0 && options.seconds > 0 && options.watchdog > 0;
+  return options.threads > 0 && options.seconds > 0 && options.watchdog > 0 &&
+         options.old_callback_pattern >= 0 && options.old_callback_pattern <= 3;
 }
 
 std::vector<char> read_file(const std::string& path) {
@@ -308,7 +320,10 @@ std::vector<char> read_file(const std::string& path) {
 int main(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) {
-    std::printf("usage: %s FATBIN [--runtime-lib SO] [--threads N] [--seconds S] [--watchdog S]\n", argv[0]);
+    std::printf(
+        "usage: %s FATBIN [--runtime-lib SO] [--threads N] [--seconds S] [--watchdog S] "
+        "[--old-callback-pattern 1|2|3]\n",
+        argv[0]);
     return 2;
   }
   const std::vector<char> image = read_file(options.fatbin);
@@ -332,11 +347,20 @@ int main(int argc, char** argv) {
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.seconds));
   std::thread guard(watchdog, options.watchdog);
   std::vector<std::thread> threads;
+  std::vector<std::thread> old_pattern;
+  if (options.old_callback_pattern != 0) {
+    const auto parts = static_cast<OldPatternParts>(options.old_callback_pattern);
+    if (const std::string error = start_old_callback_pattern(parts, g_stop, old_pattern); !error.empty()) {
+      std::printf("FAIL: --old-callback-pattern: %s\n", error.c_str());
+      _exit(1);
+    }
+  }
   for (int i = 0; i < options.threads; ++i)
     threads.emplace_back([&, i] { worker(image, options, context, i, start, end); });
   for (std::thread& thread : threads) thread.join();
   g_stop.store(true);
   guard.join();
+  for (std::thread& thread : old_pattern) thread.join();
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   std::printf("%llu rounds (%d threads, %d launches each) in %.1f s, %d failures\n",
               static_cast<unsigned long long>(g_rounds.load()), options.threads, 4 * kKernelsPerLayout,

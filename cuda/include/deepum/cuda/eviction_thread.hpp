@@ -9,8 +9,11 @@
 //
 // Every wait for such an eviction stays a CUDA event wait, which the GPU's scheduler sees: whoever
 // needs its room first waits on the host until this thread has issued it (recorded its event),
-// then on the event. (A stream waiting for a value a later operation writes, cuStreamWaitValue32, would avoid
-// the host wait, but CUDA may queue the writer behind the waiter and deadlock.)
+// then on the event. A stream waiting on the GPU for a value this thread writes after the moves
+// (cuStreamWaitValue32) would spare the program's thread that wait (1.7 s of a GPT-2 run at 2x), but
+// it deadlocked GPT-2, the CuPy loop and the sweep before their first step: a drop holds its caller
+// while unified-memory work is queued, such as a placement behind the value wait, and the value is
+// written only after the drop (bench/results/2026-11-28-h100).
 //
 // No deadlock: this thread takes no lock a program thread holds, and an eviction waits only for
 // an event recorded before it was handed over.
