@@ -9,7 +9,7 @@
 
 #include "deepum/core/capture_gate.hpp"
 #include "deepum/core/deferred_free_queue.hpp"
-#include "deepum/cuda/driver_hint_executor.hpp"
+#include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/tracing_session.hpp"
 #include "driver_calls.hpp"
 #include "driver_entry_points.hpp"

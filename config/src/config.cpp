@@ -430,8 +430,8 @@ void add_deprecation_notices(ConfigLoad& load, std::span<const KeySpec> keys) {
   for (const KeySpec& key : keys) {
     if (!key.deprecated()) continue;
     if (const auto set = load.set_keys.find(key.name); set != load.set_keys.end()) {
-      load.warnings.push_back("deepum: " + where_set(key.name, set->second) + ": deprecated, use " +
-                              std::string(key.replaced_by));
+      load.warnings.push_back("deepum: " + where_set(key.name, set->second) + ": " +
+                              key.deprecation_notice());
     }
   }
 }
@@ -442,7 +442,6 @@ struct MoveKey {
   bool Moves::*move;
 };
 constexpr std::array kMoveKeys{
-    MoveKey{"stream_ordered_eviction", &Moves::launch_ordered},
     MoveKey{"stream_ordered_prefetch", &Moves::prefetch},
     MoveKey{"stream_ordered_discard", &Moves::discard},
     MoveKey{"stream_ordered_place_fresh", &Moves::place_fresh},
@@ -451,17 +450,21 @@ constexpr std::array kMoveKeys{
 };
 
 // The moves in effect: mode's, each but those a deprecated key set. A configuration that sets a
-// deprecated key of the moves or prefetch.enabled and no mode was written before mode existed: its
-// other moves are those of that time (mode evict's), so that it runs as it did.
+// deprecated key of the moves and no mode was written before mode existed: its other moves are
+// those of that time (mode evict's), so that it runs as it did. stream_ordered_eviction false asked
+// for evictions from CUPTI's records alone, which are gone: it runs as mode evict, evictions alone
+// (config_notes says which of its moves' keys that leaves idle).
 void settle_moves(ConfigLoad& load) {
   const Moves asked = load.config.moves;  // where the deprecated keys wrote
+  const bool evictions_alone = !load.config.deprecated.stream_ordered_eviction;
   const bool written_before_mode =
       !load.set_keys.contains("mode") &&
-      (load.set_keys.contains("prefetch.enabled") ||
+      (load.set_keys.contains("stream_ordered_eviction") ||
        std::any_of(kMoveKeys.begin(), kMoveKeys.end(),
                    [&load](const MoveKey& key) { return load.set_keys.contains(key.name); }));
-  Moves moves = moves_of(written_before_mode ? Mode::evict : load.config.mode);
+  Moves moves = moves_of(written_before_mode || evictions_alone ? Mode::evict : load.config.mode);
   for (const MoveKey& key : kMoveKeys) {
+    if (evictions_alone && key.move != &Moves::eviction_thread) continue;
     if (load.set_keys.contains(key.name)) moves.*key.move = asked.*key.move;
   }
   load.config.moves = moves;
@@ -662,8 +665,10 @@ std::string deprecated_keys_markdown_table() {
         "|----------------|-------------|-------------|--------------|\n";
     for (const KeySpec& key : config_keys()) {
       if (!key.deprecated()) continue;
-      table += "| `" + std::string(key.name) + "` | `" + env_var_name(key.name) + "` | " +
-               std::string(key.replaced_by) + " | " + std::string(key.description) + " |\n";
+      const std::string instead =
+          key.no_longer_read ? "nothing: " + std::string(key.replaced_by) : std::string(key.replaced_by);
+      table += "| `" + std::string(key.name) + "` | `" + env_var_name(key.name) + "` | " + instead + " | " +
+               std::string(key.description) + " |\n";
     }
     return table;
   } catch (...) {

@@ -7,6 +7,11 @@
 namespace deepum::config {
 namespace {
 
+// Why the correlation prefetcher's keys are no longer read.
+constexpr std::string_view kPrefetcherGone = "the correlation prefetcher's moves are the engine's (mode)";
+constexpr std::string_view kTunedPrefetcher =
+    "it tuned the correlation prefetcher, whose moves are the engine's (mode)";
+
 // constexpr so the table is ready before any static constructor of the preloaded library runs.
 constexpr std::array kKeys{
     KeySpec{"enabled", "true", "Set to false to pass every CUDA call through untouched.",
@@ -29,8 +34,8 @@ constexpr std::array kKeys{
             "rest back in; driver holds no limit and lets the driver page memory on faults.",
             field<&Config::mode>()},
     KeySpec{"eviction_headroom", "1GiB",
-            "Free room deepum keeps under resident_limit, for demand faults and new allocations: at least a "
-            "tenth of the limit, at most a quarter; reactive eviction widens it when residency overshoots.",
+            "How far below resident_limit an eviction takes residency (a batch): at least a tenth of the "
+            "limit, at most an eighth.",
             field<&Config::eviction_headroom>()},
     KeySpec{"swap_store_limit", "0",
             "Pinned host bytes deepum may hold for the blocks it swaps out (mode fast); past it victims "
@@ -51,16 +56,6 @@ constexpr std::array kKeys{
             "victims are the least recently named (in a loop, what comes back next), copied back at the "
             "launch naming them.",
             field<&Config::learn_loop>()},
-    KeySpec{
-        "remote_access", "off",
-        "While resident_limit is enforced, how the GPU reaches memory that is not resident: off faults it "
-        "in; "
-        "mapped reads and writes it over the link where it lies (preferred location host, mapped for the "
-        "GPU), "
-        "so residency grows only by deepum's prefetches; on_fault is mapped, but the first touch after each "
-        "eviction faults once, which tells the prefetcher what kernels use. Needs prefetch.enabled: nothing "
-        "else moves memory to the GPU.",
-        field<&Config::remote_access>()},
     KeySpec{
         "tracing", "full",
         "What deepum watches with CUPTI: full (launches, kernel and copy times, page faults, migrations), "
@@ -98,41 +93,46 @@ constexpr std::array kKeys{
             field<&Config::stats_file>()},
     KeySpec{"summary", "true", "Print a short summary, ending in a verdict, to the log at exit.",
             field<&Config::summary>()},
-    KeySpec{"prefetch.enabled", "false",
-            "Moves memory by the correlation prefetcher's plans instead of mode's moves while deepum holds a "
-            "resident limit (with tracing full).",
-            field<&Config::prefetch, &PrefetchConfig::enabled>(), std::nullopt, "",
-            "mode (the correlation prefetcher it turns on is to become the engine's predictor)"},
-    KeySpec{"prefetch.lookahead", "512",
-            "Kernels the prefetcher plans ahead (its starting value when adaptive).",
-            field<&Config::prefetch, &PrefetchConfig::lookahead>(), IntegerRange{1, 4096}},
-    KeySpec{"prefetch.adaptive_lookahead", "false",
-            "Look further ahead when prefetches arrive late, less far when they are evicted unused (8 up to "
-            "the larger of 256 and lookahead).",
-            field<&Config::prefetch, &PrefetchConfig::adaptive_lookahead>()},
-    KeySpec{"prefetch.pre_evict", "true",
-            "Evict ahead of the prefetches to keep eviction_headroom free; false leaves eviction to the "
-            "reactive safety net.",
-            field<&Config::prefetch, &PrefetchConfig::pre_evict>()},
-    KeySpec{"prefetch.discard", "false",
-            "Discard memory PyTorch's caching allocator takes back into its cache (PyTorch 2.10-2.11), so "
-            "it is never written back; ordered on the block's stream. Experimental: it slows GPT-2 down.",
-            field<&Config::prefetch, &PrefetchConfig::discard>()},
-    KeySpec{"prefetch.history", "3", "Kernels of history that key the next-kernel prediction.",
-            field<&Config::prefetch, &PrefetchConfig::history>(), IntegerRange{1, 8}},
+    // Deprecated and no longer read: what they steered is gone. Each still loads, with a notice.
+    KeySpec{"prefetch.enabled", "false", "The correlation prefetcher, moving memory by its plans.",
+            field<&Config::deprecated, &DeprecatedKeys::prefetch, &DeprecatedKeys::Prefetch::enabled>(),
+            std::nullopt, "", kPrefetcherGone, true},
+    KeySpec{"prefetch.lookahead", "512", "Kernels the correlation prefetcher planned ahead.",
+            field<&Config::deprecated, &DeprecatedKeys::prefetch, &DeprecatedKeys::Prefetch::lookahead>(),
+            IntegerRange{1, 4096}, "", kTunedPrefetcher, true},
+    KeySpec{"prefetch.adaptive_lookahead", "false", "An adaptive lookahead for the correlation prefetcher.",
+            field<&Config::deprecated, &DeprecatedKeys::prefetch,
+                  &DeprecatedKeys::Prefetch::adaptive_lookahead>(),
+            std::nullopt, "", kTunedPrefetcher, true},
+    KeySpec{"prefetch.pre_evict", "true", "Evictions ahead of the correlation prefetcher's prefetches.",
+            field<&Config::deprecated, &DeprecatedKeys::prefetch, &DeprecatedKeys::Prefetch::pre_evict>(),
+            std::nullopt, "", kTunedPrefetcher, true},
+    KeySpec{"prefetch.discard", "false", "Discards of every block PyTorch's caching allocator took back.",
+            field<&Config::deprecated, &DeprecatedKeys::prefetch, &DeprecatedKeys::Prefetch::discard>(),
+            std::nullopt, "", "the engine discards dead victims itself (mode fast and safe)", true},
+    KeySpec{"prefetch.history", "3", "Kernels of history keying the correlation prefetcher's prediction.",
+            field<&Config::deprecated, &DeprecatedKeys::prefetch, &DeprecatedKeys::Prefetch::history>(),
+            IntegerRange{1, 8}, "", kTunedPrefetcher, true},
     KeySpec{"prefetch.rows", "2048", "Sets in each kernel's block correlation table.",
-            field<&Config::prefetch, &PrefetchConfig::rows>(), IntegerRange{1, 1u << 20}},
+            field<&Config::deprecated, &DeprecatedKeys::prefetch, &DeprecatedKeys::Prefetch::rows>(),
+            IntegerRange{1, 1u << 20}, "", kTunedPrefetcher, true},
     KeySpec{"prefetch.ways", "2", "Rows per set of a block correlation table.",
-            field<&Config::prefetch, &PrefetchConfig::ways>(), IntegerRange{1, 64}},
-    KeySpec{"prefetch.successors", "4", "Successor blocks kept per row, most recently seen first.",
-            field<&Config::prefetch, &PrefetchConfig::successors>(), IntegerRange{1, 64}},
+            field<&Config::deprecated, &DeprecatedKeys::prefetch, &DeprecatedKeys::Prefetch::ways>(),
+            IntegerRange{1, 64}, "", kTunedPrefetcher, true},
+    KeySpec{"prefetch.successors", "4", "Successor blocks kept per row of a block correlation table.",
+            field<&Config::deprecated, &DeprecatedKeys::prefetch, &DeprecatedKeys::Prefetch::successors>(),
+            IntegerRange{1, 64}, "", kTunedPrefetcher, true},
+    KeySpec{"remote_access", "off",
+            "The GPU's use of memory that is not resident over the link (off, mapped, on_fault).",
+            field<&Config::deprecated, &DeprecatedKeys::remote_access>(), std::nullopt, "",
+            "it needed the correlation prefetcher, whose moves are the engine's (mode)", true},
     // Deprecated: each sets one of the moves `mode` sets together (settle_moves in config.cpp). Their
     // defaults are mode fast's moves.
     KeySpec{"stream_ordered_eviction", "true",
-            "Evictions ordered before the launches that need the room; false evicts from CUPTI's records "
-            "alone.",
-            field<&Config::moves, &Moves::launch_ordered>(), std::nullopt, "",
-            "mode (\"driver\" leaves eviction to the driver; evicting from CUPTI's records alone is to go)"},
+            "Evictions ordered before the launches that need the room; false runs as mode evict.",
+            field<&Config::deprecated, &DeprecatedKeys::stream_ordered_eviction>(), std::nullopt, "",
+            "mode (\"evict\" evicts alone, before launches; false, which evicted from CUPTI's records, now "
+            "runs as \"evict\")"},
     KeySpec{"stream_ordered_prefetch", "true", "Prefetch what each launch names before it.",
             field<&Config::moves, &Moves::prefetch>(), std::nullopt, "",
             "mode (\"fast\" and \"safe\" prefetch, \"evict\" does not)"},

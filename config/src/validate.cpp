@@ -22,21 +22,14 @@ using Keys = std::span<const std::string_view>;
 constexpr std::array<std::string_view, 1> kMode{"mode"};
 constexpr std::array<std::string_view, 1> kResidentLimit{"resident_limit"};
 constexpr std::array<std::string_view, 1> kEvictionHeadroom{"eviction_headroom"};
-constexpr std::array<std::string_view, 1> kRemoteAccess{"remote_access"};
 constexpr std::array<std::string_view, 1> kSwapStoreLimit{"swap_store_limit"};
-constexpr std::array<std::string_view, 1> kPrefetchEnabled{"prefetch.enabled"};
 constexpr std::array<std::string_view, 1> kLaunchOrdered{"stream_ordered_eviction"};
-// The deprecated keys of mode's moves, each but stream_ordered_eviction.
-constexpr std::array<std::string_view, 5> kMoveKeys{"stream_ordered_prefetch", "stream_ordered_discard",
-                                                    "stream_ordered_place_fresh",
-                                                    "stream_ordered_eviction_thread", "stream_ordered_swap"};
+constexpr std::array<std::string_view, 1> kEvictionThread{"stream_ordered_eviction_thread"};
+// The deprecated keys of the moves besides evictions.
+constexpr std::array<std::string_view, 4> kMoveKeys{"stream_ordered_prefetch", "stream_ordered_discard",
+                                                    "stream_ordered_place_fresh", "stream_ordered_swap"};
 constexpr std::array<std::string_view, 2> kEvictionsAhead{"evictions_ahead",
                                                           "stream_ordered_evictions_ahead"};
-// What only the prefetcher reads, besides prefetch.enabled and remote_access.
-constexpr std::array<std::string_view, 8> kPrefetcherKeys{"prefetch.lookahead", "prefetch.adaptive_lookahead",
-                                                          "prefetch.pre_evict", "prefetch.discard",
-                                                          "prefetch.history",   "prefetch.rows",
-                                                          "prefetch.ways",      "prefetch.successors"};
 // What only CUPTI reads.
 constexpr std::array<std::string_view, 3> kTracerKeys{"cupti_library", "trace_flush_ms",
                                                       "trace_per_thread_buffers"};
@@ -88,8 +81,8 @@ class Notes {
 // then resident_limit is one.
 void add_no_limit(Notes& notes, const Config& config, std::string_view reason) {
   const Keys mode_or_limit = config.mode == Mode::driver ? Keys(kResidentLimit) : Keys(kMode);
-  notes.add({mode_or_limit, kLaunchOrdered, kMoveKeys, kEvictionsAhead, kSwapStoreLimit, kEvictionHeadroom,
-             kRemoteAccess, kPrefetchEnabled, kPrefetcherKeys},
+  notes.add({mode_or_limit, kLaunchOrdered, kMoveKeys, kEvictionThread, kEvictionsAhead, kSwapStoreLimit,
+             kEvictionHeadroom},
             reason);
 }
 
@@ -123,33 +116,20 @@ std::string static_no_limit_reason(const Config& config) {
          " fits in the GPU, so deepum holds no limit";
 }
 
-// The rules that need no device: tracing, the prefetcher and mode's moves.
+// The rules that need no device: tracing and the moves.
 void add_engine_rules(Notes& notes, const Config& config) {
   const bool driver = config.mode == Mode::driver;
   if (config.tracing == TracingLevel::off) {
-    notes.add({kResidentLimit, kMode, kLaunchOrdered, kMoveKeys, kEvictionsAhead, kSwapStoreLimit,
-               kEvictionHeadroom, kRemoteAccess, kPrefetchEnabled, kPrefetcherKeys},
+    notes.add({kResidentLimit, kMode, kLaunchOrdered, kMoveKeys, kEvictionThread, kEvictionsAhead,
+               kSwapStoreLimit, kEvictionHeadroom},
               "with tracing off deepum sees no launch, and nothing holds a resident limit");
     notes.add({kTracerKeys}, "tracing is off");
     return;
   }
   if (driver) return;  // nothing moves: the rule of the limit named what is idle
-  const Movers movers = movers_of(config);
-  if (config.prefetch.enabled && !movers.prefetcher) {
-    notes.add({kPrefetchEnabled, kRemoteAccess, kPrefetcherKeys},
-              "the correlation prefetcher (prefetch.enabled) needs tracing full");
-  }
-  if (movers.prefetcher && !movers.launch_ordered) {
-    notes.add({kMode, kLaunchOrdered, kMoveKeys, kEvictionsAhead, kSwapStoreLimit},
-              "the correlation prefetcher (prefetch.enabled, with prefetch.pre_evict) moves memory instead");
-  }
-  if (!config.moves.launch_ordered) {
-    notes.add({kMode, kMoveKeys, kEvictionsAhead, kSwapStoreLimit},
-              "mode's moves need evictions ordered before launches (stream_ordered_eviction)");
-  }
-  if (!movers.prefetcher) {
-    notes.add({kRemoteAccess, kPrefetcherKeys},
-              "it needs the correlation prefetcher (prefetch.enabled, tracing full)");
+  if (!config.deprecated.stream_ordered_eviction) {
+    notes.add({kMode, kMoveKeys, kSwapStoreLimit},
+              "stream_ordered_eviction false runs as mode evict, evictions alone");
   }
   if (!config.moves.swap) {
     notes.add({kSwapStoreLimit}, "nothing is swapped (mode " + std::string(mode_name(config.mode)) + ")");
@@ -158,28 +138,11 @@ void add_engine_rules(Notes& notes, const Config& config) {
 
 }  // namespace
 
-Movers movers_of(const Config& config) {
-  Movers movers;
-  movers.prefetcher = config.prefetch.enabled && config.tracing == TracingLevel::full;
-  movers.launch_ordered = config.moves.launch_ordered && config.tracing != TracingLevel::off &&
-                          !(movers.prefetcher && config.prefetch.pre_evict);
-  movers.remote_access = movers.prefetcher ? config.remote_access : RemoteAccess::off;
-  return movers;
-}
-
 std::string describe_moves(const Config& config) {
   if (config.mode == Mode::driver) return "none: the driver pages memory on faults (mode driver)";
-  const Movers movers = movers_of(config);
   if (config.tracing == TracingLevel::off) return "none: deepum sees no launch (tracing off)";
-  std::string text;
-  if (movers.prefetcher) text = "the correlation prefetcher's plans (prefetch.enabled)";
-  if (!movers.launch_ordered) {
-    if (text.empty()) text = "evictions from CUPTI's records alone (stream_ordered_eviction false)";
-    return text;
-  }
   const Moves& moves = config.moves;
-  if (!text.empty()) text += ", ";
-  text +=
+  std::string text =
       moves.eviction_thread ? "evictions (from deepum's thread)" : "evictions (from the program's thread)";
   if (moves.prefetch) text += ", prefetches";
   if (moves.discard) text += ", discards";

@@ -325,9 +325,10 @@ std::optional<StatsView> parse_stats(std::string_view text, const std::string& p
     return std::nullopt;
   }
   const json& version = doc["schema_version"];
-  if (!version.is_number_unsigned() || version.get<std::uint64_t>() != kStatsSchemaVersion) {
-    error = fmt::format("{}: statistics schema_version {}: this deepum reads version {}{}", path,
-                        version.dump(), kStatsSchemaVersion,
+  if (!version.is_number_unsigned() || version.get<std::uint64_t>() < kOldestStatsSchemaVersion ||
+      version.get<std::uint64_t>() > kStatsSchemaVersion) {
+    error = fmt::format("{}: statistics schema_version {}: this deepum reads versions {} to {}{}", path,
+                        version.dump(), kOldestStatsSchemaVersion, kStatsSchemaVersion,
                         version.is_number_unsigned() && version.get<std::uint64_t>() > kStatsSchemaVersion
                             ? "; a newer deepum wrote it, so report it with that one"
                             : "");

@@ -51,25 +51,8 @@ json gpu_time_json(const GpuTime& g) {
           {"faults", g.faults}};
 }
 
-json prefetch_json(const PrefetchStats& p) {
-  return {{"plans", p.plans},
-          {"plan_failures", p.plan_failures},
-          {"prefetched_bytes", p.prefetched_bytes},
-          {"pre_evicted_bytes", p.pre_evicted_bytes},
-          {"discarded_bytes", p.discarded_bytes},
-          {"timely", p.timely},
-          {"late", p.late},
-          {"wasted", p.wasted},
-          {"lookahead", p.lookahead},
-          {"window_blocks_max", p.window_blocks_max},
-          {"budget_blocks", p.budget_blocks},
-          {"resets", p.resets},
-          {"faults_in_window", p.faults_in_window},
-          {"faults_outside_window", p.faults_outside_window}};
-}
-
 json tracing_json(const PipelineStats& t, const std::string& status) {
-  json doc = {
+  return {
       {"status", status},
       {"launches", t.launches},
       {"launches_with_managed_pointers", t.launches_with_managed_pointers},
@@ -86,11 +69,6 @@ json tracing_json(const PipelineStats& t, const std::string& status) {
       {"migrations_to_host", t.migrations_to_host},
       {"bytes_to_host", t.bytes_to_host},
       {"bytes_to_host_by_driver_eviction", t.bytes_to_host_by_eviction},
-      {"deepum_evictions", t.deepum_evictions},
-      {"deepum_evicted_bytes", t.deepum_evicted_bytes},
-      {"deepum_eviction_failures", t.deepum_eviction_failures},
-      {"eviction_headroom_bytes", t.eviction_headroom_bytes},
-      {"overshoots", t.overshoots},
       {"launch_evicted_bytes", t.launch_evicted_bytes},
       {"launch_prefetched_bytes", t.launch_prefetched_bytes},
       {"thrashing_records", t.thrashing_records},
@@ -113,8 +91,6 @@ json tracing_json(const PipelineStats& t, const std::string& status) {
       {"worker_step_us", percentiles_json(t.step_us)},
       {"gpu_time", gpu_time_json(t.gpu_time)},
   };
-  if (t.prefetching) doc["prefetch"] = prefetch_json(t.prefetch);
-  return doc;
 }
 
 json tracer_json(const TracerCounters& t) {
@@ -214,15 +190,6 @@ void add_runtime(json& doc, const RuntimeCounters& r) {
       engines.push_back(std::move(one));
     }
     doc["engines_by_device"] = std::move(engines);
-  }
-  if (r.discarder) {
-    doc["discarder"] = {{"discarded_bytes", r.discarder->discarded_bytes},
-                        {"skipped_capturing", r.discarder->skipped_capturing},
-                        {"failures", r.discarder->failures}};
-  }
-  if (r.markers) {
-    doc["progress_markers"] = {{"recorded", r.markers->recorded},
-                               {"skipped_capturing", r.markers->skipped_capturing}};
   }
 }
 

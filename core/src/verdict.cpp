@@ -69,8 +69,8 @@ std::optional<Verdict> precondition(const ExitReport& r) {
   }
   if (!r.runtime->engine)
     return Verdict{Cause::no_engine,
-                   "the resident limit was held from CUPTI's records alone, without moves ordered before "
-                   "launches (slow); set stream_ordered_eviction true and prefetch.enabled false"};
+                   "no engine moved memory (mode driver, or it could not start: see the log), so the "
+                   "driver paged it on faults"};
   const EngineCounters& e = *r.runtime->engine;
   const std::uint64_t operations = std::max<std::uint64_t>(e.moves.launches, 1);
   if (share(e.moves.launches_over_limit, operations) >= kOverLimitShare)

@@ -9,8 +9,8 @@
 #include <future>
 
 #include "deepum/core/log.hpp"
+#include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/driver_functions.hpp"
-#include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/move_ranges.hpp"
 
 namespace deepum::cuda {

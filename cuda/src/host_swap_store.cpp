@@ -1,7 +1,7 @@
 #include "deepum/cuda/host_swap_store.hpp"
 
+#include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/driver_functions.hpp"
-#include "deepum/cuda/driver_hint_executor.hpp"
 
 namespace deepum::cuda {
 

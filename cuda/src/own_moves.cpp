@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/driver_functions.hpp"
-#include "deepum/cuda/driver_hint_executor.hpp"
 
 namespace deepum::cuda {
 using namespace driver;

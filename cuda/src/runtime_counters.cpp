@@ -1,7 +1,5 @@
 #include "deepum/cuda/runtime_counters.hpp"
 
-#include "deepum/cuda/dead_memory_discarder.hpp"
-#include "deepum/cuda/progress_markers.hpp"
 #include "deepum/cuda/stream_ordered_evictor.hpp"
 
 namespace deepum::cuda {
@@ -55,9 +53,7 @@ core::EngineCounters engine_counters(StreamOrderedEvictor& evictor) {
 }
 
 core::RuntimeCounters collect_runtime_counters(const cupti_tracer::TracerStats& tracer,
-                                               StreamOrderedEvictor* evictor,
-                                               const DeadMemoryDiscarder* discarder,
-                                               const ProgressMarkers* markers) {
+                                               StreamOrderedEvictor* evictor) {
   core::RuntimeCounters out;
   out.tracer = tracer_counters(tracer);
   out.program_thread.launch_callback = tracer.launch_callback;
@@ -71,9 +67,6 @@ core::RuntimeCounters collect_runtime_counters(const cupti_tracer::TracerStats& 
     out.program_thread.host_copy_back_ns = evictor->host_copy_back_ns();
     out.engine = engine_counters(*evictor);
   }
-  if (discarder != nullptr)
-    out.discarder = {discarder->discarded_bytes(), discarder->skipped_capturing(), discarder->failures()};
-  if (markers != nullptr) out.markers = {markers->recorded(), markers->skipped_capturing()};
   return out;
 }
 

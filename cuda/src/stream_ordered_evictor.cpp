@@ -9,8 +9,8 @@
 
 #include "deepum/core/capture_gate.hpp"
 #include "deepum/core/log.hpp"
+#include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/driver_functions.hpp"
-#include "deepum/cuda/driver_hint_executor.hpp"
 #include "deepum/cuda/move_ranges.hpp"
 #include "deepum/cuda/own_moves.hpp"
 

@@ -21,16 +21,13 @@
 #include "deepum/core/indirect_kernels.hpp"
 #include "deepum/core/live_buffers.hpp"
 #include "deepum/core/trace_recorder.hpp"
-#include "deepum/cuda/dead_memory_discarder.hpp"
 #include "deepum/cuda/device_engines.hpp"
+#include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/driver_functions.hpp"
-#include "deepum/cuda/driver_hint_executor.hpp"
-#include "deepum/cuda/progress_markers.hpp"
 #include "deepum/cuda/real_symbols.hpp"
 #include "deepum/cuda/runtime_counters.hpp"
 #include "deepum/cuda/stream_ordered_evictor.hpp"
 #include "deepum/cupti_tracer/cupti_tracer.hpp"
-#include "deepum/prefetch/planner_policy.hpp"
 #include "deepum/pytorch_allocator/trace_tracker.hpp"
 
 namespace deepum::cuda {
@@ -62,14 +59,13 @@ class RegistryLookup final : public cupti_tracer::ManagedLookup {
 
 core::Timestamp now_ns();  // below, with the runtime it reads
 
-// The tracer's events go straight into the pipeline's queues; launches may also leave a progress
-// marker in their stream, and evictions ordered before them. While a trace file is recorded, every
-// launch's operands and every copy go to it too, for the simulator's replay of those evictions.
+// The tracer's events go straight into the pipeline's queues; launches and copies get the engine's
+// moves ordered before them. While a trace file is recorded, every launch's operands and every copy
+// go to it too, for the simulator's replay of those moves.
 class PipelineSink final : public cupti_tracer::EventSink {
  public:
-  PipelineSink(EventPipeline& pipeline, ProgressMarkers* markers, DeviceEngines& engines,
-               bool records_trace_file)
-      : pipeline_(pipeline), markers_(markers), engines_(engines), records_trace_file_(records_trace_file) {}
+  PipelineSink(EventPipeline& pipeline, DeviceEngines& engines, bool records_trace_file)
+      : pipeline_(pipeline), engines_(engines), records_trace_file_(records_trace_file) {}
   void on_launch(const core::KernelLaunch& launch, const core::LaunchPointers* every) override {
     // An NCCL kernel launched inside an interposed NCCL call reaches the buffers named before the
     // call (before_collective), and nothing is ordered before it here. Outside one, what it reaches
@@ -80,7 +76,6 @@ class PipelineSink final : public cupti_tracer::EventSink {
     if (nccl && !named_before) stop_placing_under_nccl("NCCL kernels reach buffers deepum cannot see");
     pipeline_.on_launch(launch);
     if (records_trace_file_) post_operands(launch, every);
-    if (markers_ != nullptr) markers_->before_launch(launch.stream, launch.correlation_id);
     if (named_before) return;
     StreamOrderedEvictor* own = engines_.of_context(launch.context);
     if (own != nullptr) report(own->before_launch(launch, every), launch.host_time);
@@ -248,7 +243,6 @@ class PipelineSink final : public cupti_tracer::EventSink {
   static constexpr std::uint64_t kCollectiveFunction = 1;
 
   EventPipeline& pipeline_;
-  ProgressMarkers* markers_;
   DeviceEngines& engines_;
   const bool records_trace_file_;
   std::array<std::atomic<std::uint64_t>, kIndirectFunctions> indirect_functions_{};
@@ -264,19 +258,16 @@ struct Runtime {
   std::atomic<bool> context_gone{false};
   EventPipeline* pipeline = nullptr;
   std::unique_ptr<RegistryLookup> lookup;
-  std::unique_ptr<ProgressMarkers> markers;         // while prefetching
   std::unique_ptr<core::LiveBuffers> live_buffers;  // PyTorch's blocks in use (see start_once)
   // mode's moves, ordered before launches: an engine per device, the first device's first.
   DeviceEngines engines;
   bool engines_allowed = false;  // the mode moves memory before launches (start_once decides)
   bool placing_allowed = true;   // CUPTI gave the launch and copy callbacks placing needs
   StreamOrderedEvictor* evictor() const { return engines.first(); }
-  std::unique_ptr<DeadMemoryDiscarder> discarder;  // while prefetching with prefetch.discard
-  bool tracker_settled = false;                    // worker only: attached, or never will be
-  int tracker_attempts = 0;                        // worker only
+  bool tracker_settled = false;  // worker only: attached, or never will be
+  int tracker_attempts = 0;      // worker only
   std::unique_ptr<PipelineSink> sink;
   std::unique_ptr<cupti_tracer::CuptiTracer> tracer;
-  std::unique_ptr<DriverHintExecutor> executor;
   std::unique_ptr<core::TraceRecorder> recorder;  // when trace_file is set
   std::thread worker;
   std::mutex mutex;
@@ -292,9 +283,6 @@ struct Runtime {
 
 // Leaked on purpose, like the session: exit handlers and late hooks may still reach it.
 std::atomic<Runtime*> g_runtime{nullptr};
-// remote_access as in effect: off unless the prefetcher runs (nothing else would ever move memory
-// to the GPU). Read by the allocation hooks.
-std::atomic<config::RemoteAccess> g_remote_access{config::RemoteAccess::off};
 std::once_flag g_start_once;
 
 // CUPTI's clock, which stamps every activity record; the system clock before CUPTI is loaded.
@@ -383,11 +371,11 @@ void* lookup_in_pytorch(const char* name) {
 }
 
 // PyTorch's allocator tracker, attached from the worker (which holds no allocator lock) once the
-// allocator exists; until then, tried again every few steps. It gives the size of every tensor a
-// kernel names (to evictions before launches, and to the prefetcher with remote_access), the
-// blocks to discard (prefetch.discard), and the trace file's buffer events.
+// allocator exists; until then, tried again every few steps. It gives the engine the size of every
+// tensor a kernel names and the buffers handed out and taken back, and the trace file its buffer
+// events.
 void attach_block_tracker(Runtime& runtime) {
-  if (!runtime.live_buffers && !runtime.discarder && !runtime.recorder) return;
+  if (!runtime.live_buffers && !runtime.recorder) return;
   if (runtime.tracker_settled || runtime.tracker_attempts++ % 200 != 0) return;
   Runtime* rt = &runtime;
   const pytorch_allocator::AttachResult result = pytorch_allocator::attach_block_tracker(
@@ -420,14 +408,8 @@ void attach_block_tracker(Runtime& runtime) {
                                         reinterpret_cast<std::uintptr_t>(event.stream));
             }
           });
-          if (handed_out || !rt->discarder) return;
-          if (!rt->session->registry().find_containing(event.address)) return;  // not deepum's memory
-          for (const core::AddressRange& range : rt->discarder->discard_returned_block(
-                   static_cast<CUstream>(event.stream), event.address, event.bytes)) {
-            rt->pipeline->on_hint({core::Hint::Kind::discard, now_ns(), range.address, range.bytes});
-          }
         } catch (const std::exception&) {
-          // Out of memory for a map node: this block's size or discard is lost, nothing else.
+          // Out of memory for a map node: this block's size is lost, nothing else.
         }
       },
       lookup_in_pytorch);
@@ -437,10 +419,6 @@ void attach_block_tracker(Runtime& runtime) {
   if (runtime.live_buffers) {
     used_for.push_back("tensor sizes of launches");
     lost.push_back("tensor sizes are guessed from pointers alone");
-  }
-  if (runtime.discarder) {
-    used_for.push_back("discarding the blocks it takes back");
-    lost.push_back("nothing is discarded");
   }
   if (runtime.recorder) {
     used_for.push_back("the trace file's buffer events");
@@ -466,39 +444,18 @@ void attach_block_tracker(Runtime& runtime) {
   }
 }
 
-// What the worker hands the pipeline once deepum's context is gone: it moves nothing, measures
-// nothing.
-class NoDriverExecutor final : public core::HintExecutor {
- public:
-  bool evict_to_host(std::span<const core::AddressRange>) override { return false; }
-  bool submit(const core::HintPlan&) override { return false; }
-  std::uint64_t evictions_in_flight_bytes() override { return 0; }
-  std::uint64_t prefetches_in_flight_bytes() override { return 0; }
-  std::optional<std::uint64_t> device_used_bytes() override { return std::nullopt; }
-};
-
 // One round of the worker. Inside the capture gate: while a stream capture runs, its queries and
 // moves would invalidate it, so the round is skipped and the records wait.
 void worker_round(Runtime& runtime) {
   core::GateEntry entry;
   if (!entry) return;
-  // After a reset of deepum's context the records are still read, but nothing of that context is
-  // asked of the driver again.
-  NoDriverExecutor no_driver;
-  core::HintExecutor& executor = runtime.context_gone.load(std::memory_order_acquire)
-                                     ? static_cast<core::HintExecutor&>(no_driver)
-                                     : *runtime.executor;
-  if (runtime.markers) {
-    for (const StreamProgress& progress : runtime.markers->poll())
-      runtime.pipeline->on_stream_progress(progress.stream, progress.correlation_id);
-  }
   attach_block_tracker(runtime);
   const core::Timestamp now = now_ns();
   if (runtime.evictor()) report_finished_moves(runtime, now);
   runtime.engines.for_each(
       [](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.grow_swap_store(); });
   const auto started = std::chrono::steady_clock::now();
-  runtime.pipeline->step(now, executor, runtime.recorder.get());
+  runtime.pipeline->step(now, runtime.recorder.get());
   runtime.pipeline->record_step_time(static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started)
           .count()));
@@ -506,9 +463,21 @@ void worker_round(Runtime& runtime) {
 }
 
 void worker_loop(Runtime& runtime) {
-  const std::string bound = runtime.executor->bind();
-  if (!bound.empty()) core::logger().warn("worker thread: {}; deepum will not evict", bound);
-  if (auto used = runtime.executor->device_used_bytes()) runtime.pipeline->set_measurement_baseline(*used);
+  // The engine's context: reaping its moves and pinning its swap store need it current, as does the
+  // driver's used-memory figure, read for the trace (never once that context is gone).
+  const auto context = reinterpret_cast<CUcontext>(static_cast<std::uintptr_t>(runtime.context));
+  const CUresult bound =
+      context != nullptr ? driver::ctx_set_current.get()(context) : CUDA_ERROR_INVALID_CONTEXT;
+  if (bound != CUDA_SUCCESS) {
+    core::logger().warn(
+        "worker thread: {}; the driver's used memory is not sampled",
+        context != nullptr ? describe("cuCtxSetCurrent", bound) : std::string("no CUDA context"));
+  } else {
+    runtime.pipeline->measure_used_memory([&runtime]() -> std::optional<std::uint64_t> {
+      if (runtime.context_gone.load(std::memory_order_acquire)) return std::nullopt;
+      return device_used_bytes();
+    });
+  }
   std::unique_lock lock(runtime.mutex);
   while (!runtime.stopping) {
     runtime.wake.wait_for(lock, runtime.interval, [&] { return runtime.stopping; });
@@ -530,12 +499,10 @@ void stop_tracing_at_exit() {
   }
   runtime->wake.notify_all();
   if (runtime->worker.joinable()) runtime->worker.join();
-  runtime->executor->stop();
   runtime->engines.for_each([](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.stop(); });
   if (runtime->tracer) {
     runtime->tracer->flush();
-    core::RuntimeCounters counters = collect_runtime_counters(
-        runtime->tracer->stats(), runtime->evictor(), runtime->discarder.get(), runtime->markers.get());
+    core::RuntimeCounters counters = collect_runtime_counters(runtime->tracer->stats(), runtime->evictor());
     if (runtime->engines.engines() > 1) {
       runtime->engines.for_each([&](StreamOrderedEvictor& engine, int device, std::uint64_t) {
         counters.device_engines.push_back(
@@ -549,7 +516,7 @@ void stop_tracing_at_exit() {
     runtime->session->set_runtime_counters(std::move(counters));
   }
   if (runtime->evictor()) report_finished_moves(*runtime, now_ns());
-  runtime->pipeline->step(now_ns(), *runtime->executor, runtime->recorder.get(), /*final=*/true);
+  runtime->pipeline->step(now_ns(), runtime->recorder.get(), /*final=*/true);
   if (runtime->recorder) {
     const std::string error = runtime->recorder->finish();
     if (error.empty()) {
@@ -628,7 +595,7 @@ std::uint64_t swap_store_bytes(const config::Config& config, core::Session& sess
 
 // The launch-ordered engine holding `device`'s resident limit (`options`' for it), in the current
 // context; nullptr where it could not start (said why). `first`: the first device's, whose limit
-// the records-driven checks hold as well.
+// the records in time order check as well.
 std::unique_ptr<StreamOrderedEvictor> make_engine(core::Session& session, int device,
                                                   const core::PipelineOptions& options, bool first = true) {
   const config::Config& config = session.config();
@@ -659,8 +626,7 @@ std::unique_ptr<StreamOrderedEvictor> make_engine(core::Session& session, int de
   auto engine = std::make_unique<StreamOrderedEvictor>(
       options.resident_limit_bytes, options.launch_ordered_batch(), moves, config.moves.eviction_thread);
   if (const std::string error = engine->create(); !error.empty()) {
-    core::logger().warn("no evictions before launches on device {} ({}): {}", device, error,
-                        first ? "the limit is held from CUPTI's records alone" : "the driver evicts");
+    core::logger().warn("no evictions before launches on device {} ({}): the driver evicts", device, error);
     return nullptr;
   }
   return engine;
@@ -686,66 +652,24 @@ void start_once(core::Session& session) {
       config.eviction_headroom.resolve(session.allocations().resident_limit_bytes(device));
   // Below the physical size the driver never evicts by itself: deepum must (unless mode driver).
   options.enforce_resident_limit = session.allocations().holds_resident_limit(device);
-  const config::Movers movers = config::movers_of(config);
   runtime->interval = std::chrono::microseconds(
       options.enforce_resident_limit ? std::min(config.worker_interval_us, config::kHeldWorkerIntervalUs)
                                      : config.worker_interval_us);
-  // The prefetcher plans against the limit deepum enforces (config::movers_of says what it needs;
-  // config_notes says at start what is idle).
-  std::unique_ptr<core::HintPolicy> policy;
-  if (options.enforce_resident_limit && movers.prefetcher) {
-    prefetch::PolicyOptions policy_options;
-    policy_options.planner.history_length = config.prefetch.history;
-    policy_options.planner.rows = config.prefetch.rows;
-    policy_options.planner.ways = config.prefetch.ways;
-    policy_options.planner.successors = config.prefetch.successors;
-    policy_options.planner.lookahead = config.prefetch.lookahead;
-    policy_options.planner.headroom_bytes = options.effective_headroom();
-    policy_options.planner.pointer_extents = config.remote_access != config::RemoteAccess::off;
-    policy_options.pre_evict = config.prefetch.pre_evict;
-    policy_options.adaptive_lookahead = config.prefetch.adaptive_lookahead;
-    policy = std::make_unique<prefetch::PlannerPolicy>(policy_options);
-  }
-  const config::RemoteAccess remote = policy ? movers.remote_access : config::RemoteAccess::off;
-  g_remote_access.store(remote, std::memory_order_release);
-  core::logger().info("resident limit {}: {}{}", core::format_bytes(options.resident_limit_bytes),
+  core::logger().info("resident limit {}: {}", core::format_bytes(options.resident_limit_bytes),
                       !options.enforce_resident_limit
                           ? "not held, the driver evicts"
                           : "held by " + config::describe_moves(config) + " (mode " +
-                                std::string(config::mode_name(config.mode)) + ")",
-                      remote != config::RemoteAccess::off
-                          ? "; the GPU uses memory not resident over the link (remote_access " +
-                                std::string(config::remote_access_name(remote)) + ")"
-                          : std::string());
-  // Reactive eviction holds the limit by evictions ordered before launches, which need the tensor
-  // sizes of launches, as do plans made without faults to learn from (remote_access). Otherwise
-  // launches carry no extents (the allocator is followed for discarding alone, if asked).
-  if (options.enforce_resident_limit && movers.launch_ordered) {
+                                std::string(config::mode_name(config.mode)) + ")");
+  // The engine orders its moves before the launches it sees: with tracing off it sees none.
+  if (options.enforce_resident_limit && config.tracing != config::TracingLevel::off) {
     // Other devices get engines only beside a working first one: the callbacks the tracer enables
     // for copies depend on it.
     runtime->engines_allowed =
         runtime->engines.add(runtime->context, device, make_engine(session, device, options)) != nullptr;
   }
-  options.evicts_before_launches = runtime->evictor() != nullptr;
-  if (runtime->evictor() || (policy && remote != config::RemoteAccess::off)) {
-    runtime->live_buffers = std::make_unique<core::LiveBuffers>();
-  }
-  if (policy) {
-    runtime->markers = std::make_unique<ProgressMarkers>();
-    if (const std::string error = runtime->markers->create(); !error.empty()) {
-      core::logger().warn(
-          "no progress markers ({}): the prefetcher follows the GPU from CUPTI's records only", error);
-      runtime->markers.reset();
-    }
-  }
-  if (policy && config.prefetch.discard) {
-    runtime->discarder = std::make_unique<DeadMemoryDiscarder>();
-    if (const std::string error = runtime->discarder->create(); !error.empty()) {
-      core::logger().warn("no discarding of freed memory: {}", error);
-      runtime->discarder.reset();
-    }
-  }
-  auto pipeline = std::make_unique<EventPipeline>(options, std::move(policy));
+  // The engine needs the tensor sizes of launches; without it launches carry no extents.
+  if (runtime->evictor()) runtime->live_buffers = std::make_unique<core::LiveBuffers>();
+  auto pipeline = std::make_unique<EventPipeline>(options);
   runtime->pipeline = pipeline.get();
   session.attach_pipeline(std::move(pipeline));
 
@@ -753,8 +677,8 @@ void start_once(core::Session& session) {
   runtime->recorder = open_trace(session, device);
   if (config.tracing != config::TracingLevel::off) {
     runtime->lookup = std::make_unique<RegistryLookup>(session.registry(), runtime->live_buffers.get());
-    runtime->sink = std::make_unique<PipelineSink>(*runtime->pipeline, runtime->markers.get(),
-                                                   runtime->engines, runtime->recorder != nullptr);
+    runtime->sink =
+        std::make_unique<PipelineSink>(*runtime->pipeline, runtime->engines, runtime->recorder != nullptr);
     runtime->tracer = std::make_unique<cupti_tracer::CuptiTracer>();
     cupti_tracer::TracerOptions tracer_options;
     tracer_options.level = tracer_level(config.tracing);
@@ -802,7 +726,6 @@ void start_once(core::Session& session) {
     session.set_tracing_status("off (tracing: off)");
   }
 
-  runtime->executor = std::make_unique<DriverHintExecutor>(current_context());
   g_runtime.store(runtime, std::memory_order_release);
   runtime->worker = start_worker(*runtime);
   std::atexit(stop_tracing_at_exit);
@@ -861,9 +784,7 @@ void note_range_allocated(core::Session& session, std::uint64_t address, std::ui
   if (pipeline == nullptr) return;
   // Not while a stream capture runs: placing waits for the move, which would invalidate it.
   if (pipeline->enforces_resident_limit() && !core::capture_gate().capturing()) {
-    const config::RemoteAccess remote = g_remote_access.load(std::memory_order_acquire);
-    const std::string error = place_on_host(address, bytes, remote != config::RemoteAccess::off,
-                                            remote == config::RemoteAccess::mapped);
+    const std::string error = place_on_host(address, bytes);
     if (!error.empty() && session.first_time(core::OnceNotice::placement_failed)) {
       core::logger().warn("cannot place new memory on the host ({}): residency may be undercounted", error);
     }

@@ -4,7 +4,6 @@
 #include <bit>
 
 #include "deepum/core/event_pipeline.hpp"
-#include "deepum/sim/deepum_policy.hpp"
 #include "deepum/sim/ordered_policy.hpp"
 
 namespace deepum::sim {
@@ -257,7 +256,6 @@ std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t residen
   if (name == "reactive-migration") return std::make_unique<ReactivePolicy>(true);
   if (name == "deepum-reactive") return std::make_unique<BatchedReactivePolicy>();
   if (name == "oracle") return std::make_unique<OraclePolicy>();
-  if (name == "deepum") return std::make_unique<DeepumPolicy>();
   return nullptr;
 }
 
@@ -287,7 +285,7 @@ SimResult simulate_oracle(const Workload& workload, const MachineModel& machine,
 }
 
 std::vector<std::string> policy_names() {
-  return {"reactive",     "reactive-migration", "deepum-reactive", "deepum", "deepum-ordered",
+  return {"reactive",     "reactive-migration", "deepum-reactive", "deepum-ordered",
           "deepum-place", "deepum-swap",        "deepum-swap-lru", "oracle"};
 }
 

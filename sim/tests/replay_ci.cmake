@@ -1,7 +1,7 @@
 # Replays every shipped simulator trace (tests/data/sim_*.dtrace) at 1.5x and 3x oversubscription,
-# twice each, under the default policies (reactive, deepum, oracle): deepum-sim --check must pass
-# (floor <= oracle <= reactive and oracle <= deepum <= reactive) and the two JSON outputs must be
-# byte-identical. Run by ctest as sim_replay_ci: cmake -DSIM=... -DDATA=... -DWORK=... -P this.
+# twice each, under the default policies (reactive, oracle, and deepum-swap where a trace has every
+# launch's operands): deepum-sim --check must pass (floor <= oracle <= reactive, and floor <=
+# deepum-swap <= reactive) and the two JSON outputs must be byte-identical. Run by ctest as sim_replay_ci: cmake -DSIM=... -DDATA=... -DWORK=... -P this.
 foreach(var SIM DATA WORK)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "replay_ci.cmake: -D${var}=... is required")
@@ -30,6 +30,6 @@ foreach(trace IN LISTS traces)
     if(NOT first STREQUAL second)
       message(FATAL_ERROR "${stem} at ${ratio}x: two replays gave different JSON")
     endif()
-    message(STATUS "${stem} at ${ratio}x: floor <= oracle <= deepum <= reactive, deterministic")
+    message(STATUS "${stem} at ${ratio}x: floor <= oracle <= reactive, deterministic")
   endforeach()
 endforeach()

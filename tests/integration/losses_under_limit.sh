@@ -26,8 +26,8 @@ grep -q "deepum verdict: " "$work/deepum.log" || { echo "FAIL: the summary has n
 "$python" - "$work/stats.json" <<'PY'
 import json, os, sys
 stats = json.load(open(sys.argv[1]))
-if stats.get("schema_version") != 1:
-    sys.exit(f"FAIL: statistics schema_version {stats.get('schema_version')!r}, expected 1")
+if stats.get("schema_version") != 2:
+    sys.exit(f"FAIL: statistics schema_version {stats.get('schema_version')!r}, expected 2")
 def field(path):
     value = stats
     for key in path.split("."):

@@ -1,9 +1,8 @@
 // streaming_check: a CUDA program that streams over more memory than a (emulated) small GPU holds,
 // in a fixed cyclic order, and checks every byte at the end. Each step, kernel i turns buffer i
 // into buffer i+1 (mod K) with exact integer arithmetic, so the host can compute what the GPU must
-// have produced. Under deepum with a resident limit below the footprint, it tests that eviction,
-// prefetching and discarding never lose or corrupt data, and gives a launch pattern without
-// PyTorch for the prefetcher.
+// have produced. Under deepum with a resident limit below the footprint, it tests that the
+// engine's moves never lose or corrupt data, with a launch pattern without PyTorch.
 //
 //   streaming_check [--buffers K] [--mib M] [--steps N] [--json FILE]
 //

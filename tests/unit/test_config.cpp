@@ -80,7 +80,6 @@ void check_same(const Config& actual, const Config& expected) {
   CHECK(actual.moves == expected.moves);
   CHECK(actual.swap_store_limit == expected.swap_store_limit);
   CHECK(actual.evictions_ahead == expected.evictions_ahead);
-  CHECK(actual.remote_access == expected.remote_access);
   CHECK(actual.tracing == expected.tracing);
   CHECK(actual.trace_file == expected.trace_file);
   CHECK(actual.cupti_library == expected.cupti_library);
@@ -114,7 +113,6 @@ constexpr std::string_view kEveryKeyJson = R"({
   "eviction_headroom": "1GiB",
   "swap_store_limit": "48GiB",
   "evictions_ahead": 3,
-  "remote_access": "on_fault",
   "tracing": "launches",
   "trace_file": "/tmp/run-%p",
   "cupti_library": "/opt/cuda/lib64/libcupti.so.12",
@@ -137,7 +135,6 @@ Config every_key_config() {
   config.eviction_headroom = SizeSpec::of_bytes(kGiB);
   config.swap_store_limit = SizeSpec::of_bytes(48 * kGiB);
   config.evictions_ahead = 3;
-  config.remote_access = RemoteAccess::on_fault;
   config.tracing = TracingLevel::launches;
   config.trace_file = "/tmp/run-%p";
   config.cupti_library = "/opt/cuda/lib64/libcupti.so.12";
@@ -245,7 +242,6 @@ TEST_CASE("environment variables alone set every key") {
                     {"DEEPUM_EVICTION_HEADROOM", "1GiB"},
                     {"DEEPUM_SWAP_STORE_LIMIT", "48GiB"},
                     {"DEEPUM_EVICTIONS_AHEAD", "3"},
-                    {"DEEPUM_REMOTE_ACCESS", "ON_FAULT"},
                     {"DEEPUM_TRACING", "launches"},
                     {"DEEPUM_TRACE_FILE", "/tmp/run-%p"},
                     {"DEEPUM_CUPTI_LIBRARY", "/opt/cuda/lib64/libcupti.so.12"},
@@ -262,7 +258,7 @@ TEST_CASE("environment variables alone set every key") {
   CHECK(load.origin ==
         "defaults + env (DEEPUM_ENABLED, DEEPUM_ALLOC_LIMIT, DEEPUM_RESIDENT_LIMIT, DEEPUM_MODE, "
         "DEEPUM_EVICTION_HEADROOM, DEEPUM_SWAP_STORE_LIMIT, DEEPUM_EVICTIONS_AHEAD, "
-        "DEEPUM_REMOTE_ACCESS, DEEPUM_TRACING, "
+        "DEEPUM_TRACING, "
         "DEEPUM_TRACE_FILE, "
         "DEEPUM_CUPTI_LIBRARY, DEEPUM_TRACE_FLUSH_MS, DEEPUM_TRACE_PER_THREAD_BUFFERS, "
         "DEEPUM_WORKER_INTERVAL_US, "
@@ -422,7 +418,7 @@ TEST_CASE("each key records where its value came from") {
   CHECK(load.origin_of("alloc_limit").where == "DEEPUM_ALLOC_LIMIT");
   CHECK(load.origin_of("log_level").origin == cfg::Origin::file);
   CHECK(load.origin_of("log_level").where == file.path());
-  CHECK(load.origin_of("prefetch.rows").origin == cfg::Origin::file);
+  CHECK(load.origin_of("prefetch.rows").origin == cfg::Origin::file);   // a deprecated key's too
   CHECK(load.origin_of("summary").origin == cfg::Origin::environment);  // set, though to its default
   CHECK(load.origin_of("tracing").origin == cfg::Origin::default_value);
   CHECK(load.origin_of("tracing").where.empty());
@@ -490,15 +486,11 @@ TEST_CASE("an unknown key names the closest known key") {
 
 TEST_CASE("an unknown key with nothing close lists the keys") {
   constexpr const char* kAllKeys =
-      "enabled, alloc_limit, resident_limit, mode, eviction_headroom, swap_store_limit, evictions_ahead, learn_loop, "
-      "remote_access, tracing, trace_file, "
-      "cupti_library, "
+      "enabled, alloc_limit, resident_limit, mode, eviction_headroom, swap_store_limit, evictions_ahead, "
+      "learn_loop, "
+      "tracing, trace_file, cupti_library, "
       "trace_flush_ms, trace_per_thread_buffers, worker_interval_us, log_level, log_file, stats_file, "
-      "summary, "
-      "prefetch.lookahead, prefetch.adaptive_lookahead, prefetch.pre_evict, prefetch.discard, "
-      "prefetch.history, "
-      "prefetch.rows, "
-      "prefetch.ways, prefetch.successors";
+      "summary";
   check_failed(
       load_text(R"({"summary": true, "frobnicate": 1})"),
       std::string("deepum: config /tmp/x.json: unknown key \"frobnicate\" (the keys are ") + kAllKeys + ")");
@@ -508,13 +500,18 @@ TEST_CASE("an unknown key with nothing close lists the keys") {
       std::string("deepum: config /tmp/x.json: unknown key \"offload\" (the keys are ") + kAllKeys + ")");
 }
 
-TEST_CASE("the prefetch section is read from the file and from DEEPUM_PREFETCH_* variables") {
+TEST_CASE("the prefetch section is still read, checked as before, and said to be no longer read") {
   const ConfigLoad load = load_text(R"({"prefetch": {"lookahead": 64, "pre_evict": false, "rows": 512}})");
   REQUIRE(load.ok());
-  CHECK(load.config.prefetch.lookahead == 64);
-  CHECK_FALSE(load.config.prefetch.pre_evict);
-  CHECK(load.config.prefetch.rows == 512);
-  CHECK_FALSE(load.config.prefetch.enabled);  // off unless asked for
+  CHECK(load.config.moves == cfg::moves_of(cfg::Mode::fast));  // nothing else changes
+  CHECK(load.warnings ==
+        std::vector<std::string>{
+            "deepum: config /tmp/x.json: key \"prefetch.lookahead\": no longer read: it tuned the "
+            "correlation prefetcher, whose moves are the engine's (mode)",
+            "deepum: config /tmp/x.json: key \"prefetch.pre_evict\": no longer read: it tuned the "
+            "correlation prefetcher, whose moves are the engine's (mode)",
+            "deepum: config /tmp/x.json: key \"prefetch.rows\": no longer read: it tuned the "
+            "correlation prefetcher, whose moves are the engine's (mode)"});
   check_failed(
       load_text(R"({"prefetch": {"lookahed": 64}})"),
       R"(deepum: config /tmp/x.json: unknown key "prefetch.lookahed" (did you mean "prefetch.lookahead"?))");
@@ -693,12 +690,11 @@ TEST_CASE("the Markdown table has a row for every key") {
 }
 
 TEST_CASE("the tracing and trace keys, their defaults and their environment variables") {
-  const std::array<std::pair<std::string_view, std::string_view>, 10> keys{{
+  const std::array<std::pair<std::string_view, std::string_view>, 9> keys{{
       {"eviction_headroom", "DEEPUM_EVICTION_HEADROOM"},
       {"mode", "DEEPUM_MODE"},
       {"evictions_ahead", "DEEPUM_EVICTIONS_AHEAD"},
       {"swap_store_limit", "DEEPUM_SWAP_STORE_LIMIT"},
-      {"remote_access", "DEEPUM_REMOTE_ACCESS"},
       {"tracing", "DEEPUM_TRACING"},
       {"trace_file", "DEEPUM_TRACE_FILE"},
       {"cupti_library", "DEEPUM_CUPTI_LIBRARY"},
@@ -719,7 +715,6 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   CHECK(config.mode == cfg::Mode::fast);
   CHECK(config.evictions_ahead == 1);
   CHECK(config.swap_store_limit == SizeSpec::of_bytes(0));  // automatic
-  CHECK(config.remote_access == RemoteAccess::off);
   CHECK(config.tracing == TracingLevel::full);
   CHECK(config.trace_file.empty());
   CHECK(config.cupti_library.empty());
@@ -731,7 +726,7 @@ TEST_CASE("the tracing and trace keys, their defaults and their environment vari
   CHECK(load.config.trace_file == "/tmp/t-%p");
 }
 
-TEST_CASE("remote access modes, by name, and a wrong one named in the error") {
+TEST_CASE("remote access modes are still read by name, a wrong one named in the error") {
   const std::array modes{RemoteAccess::off, RemoteAccess::mapped, RemoteAccess::on_fault};
   const std::array<std::string_view, 3> names{"off", "mapped", "on_fault"};
   for (std::size_t i = 0; i < modes.size(); ++i) {
@@ -739,7 +734,11 @@ TEST_CASE("remote access modes, by name, and a wrong one named in the error") {
     CHECK(cfg::remote_access_name(modes[i]) == names[i]);
     const ConfigLoad from_file = load_text(R"({"remote_access": ")" + std::string(names[i]) + R"("})");
     REQUIRE_MESSAGE(from_file.ok(), from_file.error);
-    CHECK(from_file.config.remote_access == modes[i]);
+    CHECK(from_file.config.deprecated.remote_access == modes[i]);
+    CHECK(from_file.warnings ==
+          std::vector<std::string>{
+              "deepum: config /tmp/x.json: key \"remote_access\": no longer read: it needed "
+              "the correlation prefetcher, whose moves are the engine's (mode)"});
   }
   check_failed(cfg::load_config(FakeEnv{{"DEEPUM_REMOTE_ACCESS", "true"}}.lookup()),
                R"(deepum: environment DEEPUM_REMOTE_ACCESS="true": expected one of off, mapped, on_fault)");
@@ -938,7 +937,7 @@ TEST_CASE("docs/configuration.md documents every key, with the table the code ge
 }
 #endif
 
-// A table with nested sections, standing in for later ones such as `prefetch.*`: adding rows is all
+// A table with nested sections, standing in for later ones: adding rows is all
 // it takes for the file, the environment and the docs to know the keys.
 namespace {
 

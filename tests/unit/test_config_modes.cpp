@@ -51,7 +51,6 @@ TEST_CASE("each mode sets its moves; fast is the default") {
   CHECK(cfg::moves_of(Mode::evict) == moves(false, false, false, false));
   for (Mode mode : {Mode::fast, Mode::safe, Mode::evict, Mode::driver}) {
     CAPTURE(cfg::mode_name(mode));
-    CHECK(cfg::moves_of(mode).launch_ordered);
     CHECK(cfg::moves_of(mode).eviction_thread);
     const ConfigLoad load = load_env({{"DEEPUM_MODE", std::string(cfg::mode_name(mode))}});
     REQUIRE_MESSAGE(load.ok(), load.error);
@@ -104,17 +103,45 @@ TEST_CASE("a configuration written before mode existed runs as it did") {
   // One switch alone: the other moves as they were before mode (evictions only).
   const ConfigLoad prefetch = load_env({{"DEEPUM_STREAM_ORDERED_PREFETCH", "true"}});
   CHECK(prefetch.config.moves == moves(true, false, false, false));
-  // prefetch.enabled (false, as the old scripts set it) says the same: the old default's moves.
-  const ConfigLoad reactive =
-      load_env({{"DEEPUM_PREFETCH_ENABLED", "false"}, {"DEEPUM_RESIDENT_LIMIT", "1GiB"}});
-  CHECK(reactive.config.moves == cfg::moves_of(Mode::evict));
-  REQUIRE(reactive.warnings.size() == 1);
-  CHECK(reactive.warnings[0].starts_with(
-      "deepum: environment DEEPUM_PREFETCH_ENABLED: deprecated, use mode ("));
-  // Evictions from CUPTI's records alone.
-  const ConfigLoad records = load_env({{"DEEPUM_STREAM_ORDERED_EVICTION", "false"}});
-  CHECK_FALSE(records.config.moves.launch_ordered);
-  CHECK_FALSE(records.config.moves.prefetch);
+  // Evictions from CUPTI's records alone are gone: evictions alone, before launches, as mode evict,
+  // whatever mode and the other moves' switches say.
+  const ConfigLoad records = load_env({{"DEEPUM_STREAM_ORDERED_EVICTION", "false"},
+                                       {"DEEPUM_MODE", "fast"},
+                                       {"DEEPUM_STREAM_ORDERED_SWAP", "true"},
+                                       {"DEEPUM_STREAM_ORDERED_EVICTION_THREAD", "false"}});
+  CHECK(records.config.moves == Moves{.prefetch = false,
+                                      .discard = false,
+                                      .place_fresh = false,
+                                      .swap = false,
+                                      .eviction_thread = false});
+  CHECK(records.warnings[0] ==
+        R"(deepum: environment DEEPUM_STREAM_ORDERED_EVICTION: deprecated, use mode ("evict" evicts alone, )"
+        R"(before launches; false, which evicted from CUPTI's records, now runs as "evict"))");
+}
+
+TEST_CASE("the correlation prefetcher's keys are no longer read: one notice each, nothing else") {
+  // prefetch.enabled, as the old scripts set it, leaves mode's moves alone.
+  const ConfigLoad enabled =
+      load_env({{"DEEPUM_PREFETCH_ENABLED", "true"}, {"DEEPUM_RESIDENT_LIMIT", "1GiB"}});
+  REQUIRE_MESSAGE(enabled.ok(), enabled.error);
+  CHECK(enabled.config.moves == cfg::moves_of(Mode::fast));
+  CHECK(
+      enabled.warnings ==
+      std::vector<std::string>{"deepum: environment DEEPUM_PREFETCH_ENABLED: no longer read: the correlation "
+                               "prefetcher's moves are the engine's (mode)"});
+  const ConfigLoad discard =
+      load_json(R"({"prefetch": {"discard": true}, "mode": "evict", "resident_limit": "50%"})");
+  REQUIRE_MESSAGE(discard.ok(), discard.error);
+  CHECK(discard.config.moves == cfg::moves_of(Mode::evict));
+  CHECK(discard.warnings ==
+        std::vector<std::string>{
+            "deepum: config /etc/deepum.json: key \"prefetch.discard\": no longer read: the "
+            "engine discards dead victims itself (mode fast and safe)"});
+  // Their values are checked as before.
+  CHECK(load_env({{"DEEPUM_PREFETCH_ENABLED", "maybe"}}).error ==
+        "deepum: environment DEEPUM_PREFETCH_ENABLED=\"maybe\": expected one of 1, 0, true, false, yes, no, "
+        "on, "
+        "off");
 }
 
 TEST_CASE("stream_ordered_evictions_ahead is read as evictions_ahead") {
@@ -162,9 +189,6 @@ TEST_CASE("each rule between keys names what it leaves idle, once") {
     vars["DEEPUM_RESIDENT_LIMIT"] = std::string(kHalf);
     return load_env(std::move(vars)).warnings;
   };
-  CHECK(notes({{"DEEPUM_REMOTE_ACCESS", "mapped"}, {"DEEPUM_PREFETCH_LOOKAHEAD", "64"}}) ==
-        std::vector<std::string>{"deepum: remote_access, prefetch.lookahead have no effect: it needs the "
-                                 "correlation prefetcher (prefetch.enabled, tracing full)"});
   CHECK(notes({{"DEEPUM_MODE", "safe"}, {"DEEPUM_SWAP_STORE_LIMIT", "8GiB"}}) ==
         std::vector<std::string>{"deepum: swap_store_limit has no effect: nothing is swapped (mode safe)"});
   // With tracing off deepum sees no launch: every key of the limit, and CUPTI's, are idle.
@@ -173,22 +197,16 @@ TEST_CASE("each rule between keys names what it leaves idle, once") {
       std::vector<std::string>{"deepum: resident_limit, mode have no effect: with tracing off deepum sees no "
                                "launch, and nothing holds a resident limit",
                                "deepum: trace_flush_ms has no effect: tracing is off"});
-  const std::vector<std::string> prefetcher =
-      notes({{"DEEPUM_PREFETCH_ENABLED", "true"}, {"DEEPUM_MODE", "safe"}});
-  REQUIRE(prefetcher.size() == 2);
-  CHECK(prefetcher[1] ==
-        "deepum: mode has no effect: the correlation prefetcher (prefetch.enabled, with prefetch.pre_evict) "
-        "moves memory instead");
-  CHECK(notes({{"DEEPUM_PREFETCH_ENABLED", "true"}, {"DEEPUM_TRACING", "launches"}})[1] ==
-        "deepum: prefetch.enabled has no effect: the correlation prefetcher (prefetch.enabled) needs tracing "
-        "full");
+  // The prefetcher's keys get their notice alone: no rule names them.
+  CHECK(notes({{"DEEPUM_PREFETCH_ENABLED", "true"}, {"DEEPUM_TRACING", "launches"}}).size() == 1);
   const std::vector<std::string> records = notes({{"DEEPUM_STREAM_ORDERED_EVICTION", "false"},
                                                   {"DEEPUM_MODE", "fast"},
+                                                  {"DEEPUM_STREAM_ORDERED_PREFETCH", "true"},
                                                   {"DEEPUM_EVICTIONS_AHEAD", "2"}});
-  REQUIRE(records.size() == 2);  // the notice, then the note
-  CHECK(records[1] ==
-        "deepum: mode, evictions_ahead have no effect: mode's moves need evictions ordered before launches "
-        "(stream_ordered_eviction)");
+  REQUIRE(records.size() == 3);  // the two notices, then the note; evictions_ahead still counts
+  CHECK(records[2] ==
+        "deepum: mode, stream_ordered_prefetch have no effect: stream_ordered_eviction false runs as mode "
+        "evict, evictions alone");
   // Held to the limit's pace rather than idle.
   CHECK(
       notes({{"DEEPUM_TRACE_FLUSH_MS", "5"}, {"DEEPUM_WORKER_INTERVAL_US", "200"}}) ==
@@ -281,37 +299,14 @@ TEST_CASE("whether a limit is held, from the configuration alone where it tells"
   CHECK(cfg::holds_resident_limit(config) == false);
 }
 
-TEST_CASE("what moves memory follows from mode, tracing and the prefetcher") {
-  Config config;
-  cfg::Movers movers = cfg::movers_of(config);
-  CHECK(movers.launch_ordered);
-  CHECK_FALSE(movers.prefetcher);
-  config.remote_access = cfg::RemoteAccess::mapped;
-  CHECK(cfg::movers_of(config).remote_access == cfg::RemoteAccess::off);  // nothing would fetch
-  config.prefetch.enabled = true;
-  movers = cfg::movers_of(config);
-  CHECK(movers.prefetcher);
-  CHECK_FALSE(movers.launch_ordered);  // the prefetcher evicts
-  CHECK(movers.remote_access == cfg::RemoteAccess::mapped);
-  config.prefetch.pre_evict = false;
-  CHECK(cfg::movers_of(config).launch_ordered);  // both: the prefetcher leaves evictions to it
-  config.tracing = cfg::TracingLevel::launches;
-  movers = cfg::movers_of(config);
-  CHECK_FALSE(movers.prefetcher);
-  CHECK(movers.launch_ordered);
-  config.tracing = cfg::TracingLevel::off;
-  CHECK_FALSE(cfg::movers_of(config).launch_ordered);
-}
-
 TEST_CASE("the moves in words") {
   Config config;
   CHECK(cfg::describe_moves(config) ==
         "evictions (from deepum's thread), prefetches, discards, placement of fresh blocks, swaps");
   config.moves = cfg::moves_of(Mode::safe);
   CHECK(cfg::describe_moves(config) == "evictions (from deepum's thread), prefetches, discards");
-  config.moves.launch_ordered = false;
-  CHECK(cfg::describe_moves(config) ==
-        "evictions from CUPTI's records alone (stream_ordered_eviction false)");
+  config.tracing = cfg::TracingLevel::off;
+  CHECK(cfg::describe_moves(config) == "none: deepum sees no launch (tracing off)");
   config.mode = Mode::driver;
   CHECK(cfg::describe_moves(config) == "none: the driver pages memory on faults (mode driver)");
 }

@@ -11,7 +11,6 @@
 
 #include "deepum/core/event_pipeline.hpp"
 #include "deepum/core/trace_recorder.hpp"
-#include "recording_executor.hpp"
 
 using namespace deepum::core;
 
@@ -47,7 +46,6 @@ constexpr std::uint64_t kBase = 0x7f0000000000;  // 2 MB aligned
 TEST_CASE(
     "the pipeline hands launch operands, copies and buffer events to the recorder and changes nothing else") {
   EventPipeline pipeline(PipelineOptions{});
-  deepum::test::RecordingExecutor executor;
   RecordingRecorder recorder;
 
   pipeline.on_launch_operands(
@@ -56,7 +54,7 @@ TEST_CASE(
   pipeline.on_buffer_event(BufferEvent{BufferEvent::Kind::handed_out, 1'100, kBase, 3 * kBlockBytes, 0});
   pipeline.on_buffer_event(BufferEvent{BufferEvent::Kind::returned, 1'200, kBase, 3 * kBlockBytes, 0x5555});
   pipeline.on_hint(Hint{Hint::Kind::discard, 1'300, kBase, kBlockBytes});  // an ordinary event among them
-  pipeline.step(10'000, executor, &recorder);
+  pipeline.step(10'000, &recorder);
 
   REQUIRE(recorder.operands.size() == 1);
   CHECK(recorder.operands[0].correlation_id == 41);
@@ -80,19 +78,17 @@ TEST_CASE(
 
   CHECK(recorder.other_calls == 0);  // no resident sample yet: the first comes 10 ms in
 
-  // They are records for the file only: no launch counted, nothing made resident or planned.
+  // They are records for the file only: no launch counted, nothing made resident.
   const PipelineStats stats = pipeline.stats();
   CHECK(stats.launches == 0);
   CHECK(stats.executions == 0);
   CHECK(stats.peak_estimated_resident_bytes == 0);
-  CHECK(stats.prefetch.discarded_bytes == kBlockBytes);  // from the hint alone
-  CHECK(executor.plans.empty());
-  CHECK(executor.evicted.empty());
+  CHECK(stats.launch_evicted_bytes == 0);  // the hint was a discard
 
   // Each goes to the recorder once; without a recorder they are dropped.
   pipeline.on_copy_launch(CopyLaunch{43, 0, 2'000, GpuOperation::memset, 1, {kBase, 0}, 8, false});
-  pipeline.step(20'000, executor, nullptr);
-  pipeline.step(30'000, executor, &recorder);
+  pipeline.step(20'000, nullptr);
+  pipeline.step(30'000, &recorder);
   CHECK(recorder.copies.size() == 1);
   CHECK(recorder.operands.size() == 1);
   CHECK(recorder.buffers.size() == 2);

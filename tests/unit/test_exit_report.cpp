@@ -271,11 +271,8 @@ ExitReport everything_counted() {
   ExitReport r = engine_run();
   r.allocations.devices = {{0, 40 * kGiB, 20 * kGiB}, {1, 40 * kGiB, kGiB}};
   r.runtime->device_engines = {{0, 20 * kGiB, *r.runtime->engine}, {1, 20 * kGiB, *r.runtime->engine}};
-  r.tracing->prefetching = true;
   r.runtime->tracer.launches_by_api = {{"cuLaunchKernel", 9}};
   r.runtime->program_thread.launch_callback.buckets = {{5, 1}};
-  r.runtime->discarder = DiscarderCounters{};
-  r.runtime->markers = MarkerCounters{};
   return r;
 }
 
@@ -287,7 +284,7 @@ TEST_CASE("the stats_file holds every counter as a field, each documented in doc
   r.runtime->program_thread.prefetch_calls_ns = 456;
   r.runtime->engine->eviction_thread_ns = 789;
   const nlohmann::json doc = nlohmann::json::parse(render_json(r));
-  CHECK(doc["schema_version"] == 1);
+  CHECK(doc["schema_version"] == 2);
   CHECK(doc["engine"]["moves"]["placed_bytes"] == 123);
   CHECK(doc["program_thread"]["move_calls_ns"]["prefetches"] == 456);
   CHECK(doc["engine"]["eviction_thread"]["move_calls_ns"] == 789);

@@ -13,7 +13,6 @@
 #include "deepum/core/event_pipeline.hpp"
 #include "deepum/core/launch_ordered_residency.hpp"
 #include "deepum/core/residency_replay.hpp"
-#include "recording_executor.hpp"
 
 using namespace deepum::core;
 
@@ -39,25 +38,15 @@ Migration migration(std::uint64_t address, std::uint64_t bytes, MigrationDirecti
   return m;
 }
 
-// A pipeline that enforces `limit` with the configured `headroom` (reactive eviction).
-PipelineOptions enforcing(std::uint64_t limit, std::uint64_t headroom = 256 * kMiB) {
+// A pipeline that checks `limit` by the records in time order (the engine holds it).
+PipelineOptions enforcing(std::uint64_t limit) {
   PipelineOptions options;
   options.resident_limit_bytes = limit;
-  options.eviction_headroom_bytes = headroom;
   options.enforce_resident_limit = true;
   return options;
 }
 
-// The limit held by evictions ordered before launches (the worker does not evict from records).
-PipelineOptions evicting_before_launches(std::uint64_t limit) {
-  PipelineOptions options = enforcing(limit);
-  options.evicts_before_launches = true;
-  return options;
-}
-
 constexpr Timestamp kMs = 1'000'000;
-
-using deepum::test::RecordingExecutor;
 }  // namespace
 
 TEST_CASE("residency follows faults and migrations, clipped to managed ranges") {
@@ -242,91 +231,8 @@ TEST_CASE("LaunchQueue drops rather than blocks when a ring is full") {
   CHECK(queue.drain([](const KernelLaunch&) {}) == LaunchQueue::kRingCapacity);
 }
 
-TEST_CASE(
-    "the pipeline keeps estimated residency under the limit and never evicts what a queued kernel needs") {
-  EventPipeline pipeline(enforcing(64 * kMiB, 8 * kMiB));
-  RecordingExecutor executor;
-  pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 256 * kMiB});
-  // A queued kernel names the first block; it must survive eviction while in flight.
-  KernelLaunch launch;
-  launch.correlation_id = 1;
-  launch.pointer_count = 1;
-  launch.pointers[0] = kBase;
-  launch.host_time = 1;
-  pipeline.on_launch(launch);
-  Timestamp t = 10;
-  std::uint64_t peak = 0;
-  for (std::uint64_t block = 0; block < 128; ++block) {
-    pipeline.on_fault(fault_at(kBase + block * 2 * kMiB, t));
-    pipeline.on_migration(
-        migration(kBase + block * 2 * kMiB, 2 * kMiB, MigrationDirection::host_to_device, t++));
-    pipeline.step(t, executor, nullptr);
-    peak = std::max(peak, pipeline.residency().resident_bytes());
-  }
-  CHECK(peak <= 64 * kMiB);
-  CHECK(pipeline.residency().resident_bytes_of(block_of(kBase)) == 2 * kMiB);
-  CHECK_FALSE(executor.evicted.empty());
-  for (const auto& range : executor.evicted) CHECK(range.address != kBase);
-  const PipelineStats stats = pipeline.stats();
-  CHECK(stats.deepum_evictions > 0);
-  CHECK(stats.launches_with_managed_pointers == 1);
-  CHECK(stats.fault_records == 128);
-  // Once the kernel has run, its block is an ordinary victim again.
-  pipeline.on_execution({1, 5, 6, 1, 0});
-  pipeline.step(t, executor, nullptr, true);
-  CHECK(pipeline.stats().attribution.attributed + pipeline.stats().attribution.unattributed == 128);
-}
-
-TEST_CASE("records that arrive in bursts push residency past the limit; replayed, they widen the headroom") {
-  EventPipeline pipeline(enforcing(64 * kMiB, 8 * kMiB));
-  RecordingExecutor executor;
-  pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 1024 * kMiB});
-  // Each step sees 24 MiB of migrations at once, three times the configured headroom; a record
-  // every 100 ms, so the records settle for the time-ordered replay 2.5 bursts later. The driver's
-  // records of deepum's evictions come with the next burst.
-  Timestamp t = 10;
-  std::uint64_t block = 0;
-  std::size_t reported = 0;
-  auto burst = [&](std::uint64_t blocks) {
-    for (; reported < executor.evicted.size(); ++reported, t += 100 * kMs) {
-      const AddressRange& range = executor.evicted[reported];
-      pipeline.on_migration(migration(range.address, range.bytes, MigrationDirection::device_to_host, t));
-    }
-    for (std::uint64_t i = 0; i < blocks; ++i, ++block, t += 100 * kMs) {
-      pipeline.on_migration(
-          migration(kBase + (block % 512) * 2 * kMiB, 2 * kMiB, MigrationDirection::host_to_device, t));
-    }
-    pipeline.step(t, executor, nullptr);
-  };
-  for (int i = 0; i < 3; ++i) burst(12);
-  // 24, 48, then 72: 8 MiB over; the estimate sees it at once, the replay not yet.
-  CHECK(pipeline.stats().peak_estimated_resident_bytes == 72 * kMiB);
-  CHECK(pipeline.stats().overshoots == 0);
-  CHECK(pipeline.stats().eviction_headroom_bytes == 8 * kMiB);
-  // Bursts that came before the headroom widened still overshoot, and are learned from as they
-  // settle; by ten bursts all of those have.
-  for (int i = 0; i < 10; ++i) burst(12);
-  const PipelineStats learned = pipeline.stats();
-  CHECK(learned.peak_resident_bytes == 72 * kMiB);
-  CHECK(learned.overshoots >= 1);
-  CHECK(learned.eviction_headroom_bytes >= 16 * kMiB);
-  CHECK(learned.eviction_headroom_bytes < 32 * kMiB);
-  // From then on eviction starts at least 16 MiB below the limit, and no burst passes it.
-  for (int i = 0; i < 100; ++i) burst(12);
-  CHECK(pipeline.stats().peak_resident_bytes == 72 * kMiB);
-  CHECK(pipeline.stats().overshoots == learned.overshoots);
-  CHECK(pipeline.stats().eviction_headroom_bytes == learned.eviction_headroom_bytes);
-  CHECK(pipeline.stats().deepum_evictions > 50);
-  CHECK(pipeline.stats().over_limit_ms > 0);
-  // Bursts larger than the limit itself: the headroom stops at half the limit.
-  for (int i = 0; i < 5; ++i) burst(48);
-  CHECK(pipeline.stats().eviction_headroom_bytes == 32 * kMiB);
-  CHECK(pipeline.stats().overshoots > learned.overshoots);
-}
-
 TEST_CASE("the driver's thrashing answers are counted and leave residency alone") {
   EventPipeline pipeline(enforcing(64 * kMiB));
-  RecordingExecutor executor;
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 16 * kMiB});
   pipeline.on_migration(migration(kBase, 2 * kMiB, MigrationDirection::host_to_device, 5));
   DriverAction thrashing{
@@ -338,7 +244,7 @@ TEST_CASE("the driver's thrashing answers are counted and leave residency alone"
       DriverAction::Kind::remote_map, DriverAction::Cause::policy, 70, 80, kBase + 4 * kMiB, 64 * 1024};
   for (const DriverAction& action : {thrashing, throttling, by_thrashing, by_policy})
     pipeline.on_driver_action(action);
-  pipeline.step(100, executor, nullptr);
+  pipeline.step(100, nullptr);
   const PipelineStats stats = pipeline.stats();
   CHECK(stats.thrashing_records == 1);
   CHECK(stats.thrashing_bytes == 2 * kMiB);
@@ -577,10 +483,8 @@ TEST_CASE("replay_residency orders records by time, whatever order they arrived 
   CHECK(text.find("the live estimate's peak sample: 24.00 MiB (+100.0% of the limit)") != std::string::npos);
 }
 
-TEST_CASE(
-    "the pipeline replays settled records in time order: the true peak, and the headroom learns from it") {
-  EventPipeline pipeline(enforcing(64 * kMiB, 8 * kMiB));
-  RecordingExecutor executor;
+TEST_CASE("the pipeline replays settled records in time order: the true peak and the time over the limit") {
+  EventPipeline pipeline(enforcing(64 * kMiB));
   pipeline.on_range({RangeEvent::Kind::allocated, 1, kBase, 256 * kMiB});
   // deepum moved the first 32 MiB out at 100 ms. Their fault-in at 50 ms is reported only after
   // that, so the live estimate skips it as stale; in time, those 32 MiB sat on the GPU from 50 ms
@@ -592,20 +496,16 @@ TEST_CASE(
   Migration out = migration(kBase, 32 * kMiB, MigrationDirection::device_to_host, 140 * kMs);
   out.end = 150 * kMs;
   pipeline.on_migration(out);
-  pipeline.step(200 * kMs, executor, nullptr);
+  pipeline.step(200 * kMs, nullptr);
   CHECK(pipeline.stats().peak_estimated_resident_bytes == 48 * kMiB);
   CHECK(pipeline.stats().peak_resident_bytes == 0);  // not settled yet
-  CHECK(pipeline.stats().overshoots == 0);
-  pipeline.step(200 * kMs + EventPipeline::kSettleNs, executor, nullptr);
+  pipeline.step(200 * kMs + EventPipeline::kSettleNs, nullptr);
   const PipelineStats stats = pipeline.stats();
   CHECK(stats.peak_resident_bytes == 80 * kMiB);
   CHECK(stats.over_limit_ms == 90);  // from 60 to 150 ms
   CHECK(stats.over_limit_5pct_ms == 90);
   CHECK(stats.replayed_ms == 100);  // migrations from 50 to 150 ms
   CHECK(stats.records_out_of_order == 0);
-  // The replay is back under the limit, but it went 16 MiB over: eviction starts that much earlier.
-  CHECK(stats.overshoots == 1);
-  CHECK(stats.eviction_headroom_bytes == 24 * kMiB);
 }
 
 TEST_CASE("TimeOrderedResidency: held records replay in time order; one later than the delay is counted") {
@@ -930,8 +830,7 @@ TEST_CASE("evictions before launches: capture, refusals, frees, and launches lar
 }
 
 TEST_CASE("a finished eviction before a launch leaves the records in time order, with no bytes counted") {
-  EventPipeline pipeline(evicting_before_launches(8 * kMiB));
-  RecordingExecutor executor;
+  EventPipeline pipeline(enforcing(8 * kMiB));
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 64 * kMiB});
   pipeline.on_migration(migration(kBase, 8 * kMiB, MigrationDirection::host_to_device, 1 * kMs));
   // deepum decides an eviction before a launch (the live estimate drops it at once); the driver's
@@ -939,15 +838,12 @@ TEST_CASE("a finished eviction before a launch leaves the records in time order,
   pipeline.on_hint({Hint::Kind::evict_to_host, 1 * kMs + 500'000, kBase, 8 * kMiB});
   pipeline.on_eviction_done({kBase, 8 * kMiB}, 2 * kMs);
   pipeline.on_migration(migration(kBase + 8 * kMiB, 8 * kMiB, MigrationDirection::host_to_device, 3 * kMs));
-  pipeline.step(4 * kMs, executor, nullptr);
-  pipeline.step(EventPipeline::kSettleNs + 10 * kMs, executor, nullptr, true);
+  pipeline.step(4 * kMs, nullptr);
+  pipeline.step(EventPipeline::kSettleNs + 10 * kMs, nullptr, true);
   const PipelineStats stats = pipeline.stats();
   CHECK(stats.peak_resident_bytes == 8 * kMiB);
   CHECK(stats.over_limit_ms == 0);
-  CHECK(stats.bytes_to_host == 0);            // nothing the driver reported
-  CHECK(stats.eviction_headroom_bytes == 0);  // no headroom: the evictions before launches hold the limit
-  // The worker evicts nothing itself: the evictions before launches hold the limit.
-  CHECK(executor.evicted.empty());
+  CHECK(stats.bytes_to_host == 0);  // nothing the driver reported
 }
 
 TEST_CASE("evictions before launches: an address allocated again before its free was told") {
@@ -1292,21 +1188,19 @@ TEST_CASE("with placing, a block some eviction moved out is placed after that ev
 }
 
 TEST_CASE("a finished prefetch before a launch counts the range resident from its start") {
-  EventPipeline pipeline(evicting_before_launches(64 * kMiB));
-  RecordingExecutor executor;
+  EventPipeline pipeline(enforcing(64 * kMiB));
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 64 * kMiB});
   // Decided (the live estimate counts it at once), then done on the GPU from 2 to 3 ms; CUPTI's
   // own record of it is lost.
   pipeline.on_hint({Hint::Kind::prefetch_to_gpu, 1 * kMs, kBase, 8 * kMiB});
   pipeline.on_prefetch_done({kBase, 8 * kMiB}, 2 * kMs, 3 * kMs);
   pipeline.on_eviction_done({kBase, 8 * kMiB}, 5 * kMs);
-  pipeline.step(6 * kMs, executor, nullptr);
-  pipeline.step(EventPipeline::kSettleNs + 10 * kMs, executor, nullptr, true);
+  pipeline.step(6 * kMs, nullptr);
+  pipeline.step(EventPipeline::kSettleNs + 10 * kMs, nullptr, true);
   const PipelineStats stats = pipeline.stats();
   CHECK(stats.peak_resident_bytes == 8 * kMiB);
   CHECK(stats.launch_prefetched_bytes == 8 * kMiB);
   CHECK(stats.bytes_to_gpu == 0);  // nothing the driver reported
-  CHECK(executor.evicted.empty());
 }
 
 namespace {

@@ -239,7 +239,8 @@ TEST_CASE("report: bad input is one message and status 2; an unwritable page sta
   };
   bad_stats("{not json", "not JSON");
   bad_stats(R"({"process": "x"})", "no schema_version");
-  bad_stats(R"({"schema_version": 2})", "a newer deepum wrote it");
+  bad_stats(R"({"schema_version": 3})", "a newer deepum wrote it");
+  bad_stats(R"({"schema_version": 0})", "this deepum reads versions 1 to 2");
   bad_stats(R"({"schema_version": "1"})", "schema_version \"1\"");
   bad_stats(R"({"schema_version": 1, "run_ns": "soon"})", "field run_ns has the wrong type");
   bad_stats(R"({"schema_version": 1, "program_thread": {"launch_callback": {"buckets": [[1]]}}})",

@@ -21,7 +21,6 @@
 #include "deepum/core/launch_queue.hpp"
 #include "deepum/core/live_buffers.hpp"
 #include "deepum/core/managed_registry.hpp"
-#include "recording_executor.hpp"
 
 using namespace deepum;
 using namespace deepum::core;
@@ -246,22 +245,19 @@ TEST_CASE("stress: the pipeline's inboxes take events from every thread while th
   PipelineOptions options;
   options.resident_limit_bytes = 64 * kMiB;
   options.enforce_resident_limit = true;
-  options.evicts_before_launches = true;
   EventPipeline pipeline(options);
   constexpr std::uint64_t kBase = 0x7f0000000000;
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 256 * kMiB});
   std::atomic<std::uint64_t> launched{0}, executed{0}, next_producer{1}, gpu_clock{1};
   std::atomic<bool> program_done{false}, overcounted{false};
   std::thread worker([&] {
-    test::RecordingExecutor executor;
     for (std::uint64_t steps = 1; !program_done.load(); ++steps) {
-      pipeline.on_stream_progress(7, launched.load());
       // Kernel records pause and resume, as the worker does after a second without faults.
       if (steps % 16 == 0) pipeline.set_kernel_records_paused(steps % 32 == 0);
-      pipeline.step(gpu_clock.load(), executor, nullptr);
+      pipeline.step(gpu_clock.load(), nullptr);
       std::this_thread::sleep_for(std::chrono::microseconds(50));  // the worker's period, shortened
     }
-    pipeline.step(gpu_clock.load(), executor, nullptr, /*final=*/true);
+    pipeline.step(gpu_clock.load(), nullptr, /*final=*/true);
   });
   run_threads(4, [&](int index, const std::atomic<bool>& stop) {
     std::mt19937 random(static_cast<std::uint32_t>(index));

@@ -24,10 +24,7 @@ enum class TracingLevel { off, launches, kernels, full };
 
 std::string_view tracing_level_name(TracingLevel level);
 
-// How the GPU reaches managed memory that is not resident, while resident_limit is enforced:
-// off: it faults the memory in (plain Unified Memory); mapped: it reads and writes it over the link
-// where it lies, without faulting; on_fault: the same, but a first touch after each eviction faults
-// once to map it, which tells the prefetcher what the kernel used.
+// The values the deprecated remote_access key accepts (it is no longer read).
 enum class RemoteAccess { off, mapped, on_fault };
 
 std::string_view remote_access_name(RemoteAccess mode);
@@ -59,25 +56,29 @@ class SizeSpec {
 // returns nullopt and, if `why` is given, says what was expected.
 std::optional<SizeSpec> parse_size(std::string_view text, std::string* why = nullptr);
 
-// The correlation prefetcher (DeepUM's tables and planner); see prefetch/prefetch_options.hpp.
-struct PrefetchConfig {
-  // Deprecated (the key prefetch.enabled). Off: on GPT-2 at 2x it ran at 0.46-0.85x of reactive
-  // eviction's speed in every measured call (docs/benchmarks.md).
-  bool enabled = false;
-  // Kernels planned ahead (the starting value when adaptive). DeepUM's 32 is too short here: the
-  // host runs far ahead of an oversubscribed GPU, and the longest measured (512) was the fastest.
-  std::uint32_t lookahead = 512;
-  bool adaptive_lookahead = false;  // its late/wasted signals come from records 0.1-1 s late
-  bool pre_evict = true;
-  // Drop memory PyTorch's allocator takes back, never write it back. Off: as built (at every free)
-  // it made GPT-2 3x slower, since PyTorch reuses most freed blocks at once (docs/benchmarks.md).
-  bool discard = false;
-  std::uint32_t history = 3;  // execution IDs that key the next-kernel prediction
-  std::uint32_t rows = 2048;
-  std::uint32_t ways = 2;
-  std::uint32_t successors = 4;
+// What the deprecated keys that are no longer read hold (the correlation prefetcher's, and
+// remote_access, which needed it): a configuration that sets them still loads, its values checked as
+// before, with a notice for each at start. stream_ordered_eviction is read: settle_moves (config.cpp)
+// maps false onto mode evict's moves.
+struct DeprecatedKeys {
+  struct Prefetch {
+    bool enabled = false;
+    std::uint32_t lookahead = 512;
+    bool adaptive_lookahead = false;
+    bool pre_evict = true;
+    bool discard = false;
+    std::uint32_t history = 3;
+    std::uint32_t rows = 2048;
+    std::uint32_t ways = 2;
+    std::uint32_t successors = 4;
 
-  bool operator==(const PrefetchConfig&) const = default;
+    bool operator==(const Prefetch&) const = default;
+  };
+  Prefetch prefetch;
+  RemoteAccess remote_access = RemoteAccess::off;
+  bool stream_ordered_eviction = true;
+
+  bool operator==(const DeprecatedKeys&) const = default;
 };
 
 // How deepum moves memory while it holds a resident limit (docs/configuration.md, "Modes"):
@@ -89,12 +90,10 @@ enum class Mode { fast, safe, evict, driver };
 
 std::string_view mode_name(Mode mode);
 
-// The moves deepum makes before launches while it holds a resident limit. `mode` sets them all at
-// once; each deprecated stream_ordered_* key sets one (settle_moves in config.cpp).
+// The moves deepum makes before launches while it holds a resident limit, evictions besides.
+// `mode` sets them all at once; each deprecated stream_ordered_* key sets one (settle_moves in
+// config.cpp).
 struct Moves {
-  // Evictions ordered in the launch's stream before the launch that needs the room; false evicts
-  // from CUPTI's records alone, which arrive 0.1-2 s late.
-  bool launch_ordered = true;
   // What a launch names and is not resident is prefetched to the GPU in bulk before it.
   bool prefetch = true;
   // Victims PyTorch's caching allocator holds in its cache are dropped, not written back.
@@ -146,9 +145,6 @@ struct Config {
   // Plan with the loop learned from the launches (victims by predicted next use, copies back
   // ahead); false: victims least recently named, copied back at the launch that names them.
   bool learn_loop = true;
-  // Under an enforced resident_limit: whether what is not resident is used over the link instead
-  // of being faulted in, so that only deepum's own prefetches add to residency.
-  RemoteAccess remote_access = RemoteAccess::off;
   TracingLevel tracing = TracingLevel::full;  // what CUPTI watches
   // Path prefix of the trace files. Empty: no trace. In every output path ("%p" in trace_file,
   // log_file, stats_file) the library replaces "%p" by the process id.
@@ -161,7 +157,7 @@ struct Config {
   std::string log_file;    // empty: stderr
   std::string stats_file;  // empty: no JSON statistics file
   bool summary = true;     // print the one-screen summary at exit
-  PrefetchConfig prefetch;
+  DeprecatedKeys deprecated;
 
   bool operator==(const Config&) const = default;
 };

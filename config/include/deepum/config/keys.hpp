@@ -1,6 +1,6 @@
 // The table of configuration keys. One row per key drives the JSON file, the DEEPUM_<KEY>
-// environment variables and the documentation, so a new key (or a whole nested section such as
-// `prefetch.*`) is added by adding rows to the table in config/src/keys.cpp.
+// environment variables and the documentation, so a new key (or a whole nested section, keys named
+// `section.key`) is added by adding rows to the table in config/src/keys.cpp.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,7 @@ constexpr auto& config_member(Config& config) {
 }  // namespace detail
 
 // field<&Config::alloc_limit>() for a top-level key; for a key in a section, name the path of
-// members: field<&Config::prefetch, &PrefetchConfig::lookahead>().
+// members: field<&Config::moves, &Moves::swap>().
 template <auto... members>
 constexpr Field field() {
   return &detail::config_member<members...>;
@@ -64,11 +64,19 @@ struct KeySpec {
   // zero. Ignored for keys of other types.
   std::string_view zero_means = {};
   // For a deprecated key, what replaces it, as the one-line notice at start says after "use ..."
-  // ("mode (\"fast\" swaps, \"safe\" does not)"). A deprecated key is still read, but left out of
-  // the keys table and of `deepum config` unless set.
+  // ("mode (\"fast\" swaps, \"safe\" does not)"); with `no_longer_read`, why nothing does, as the
+  // notice says after "no longer read: ". A deprecated key is still accepted, but left out of the
+  // keys table and of `deepum config` unless set.
   std::string_view replaced_by = {};
+  // The key's value is checked and then ignored: what it steered is gone.
+  bool no_longer_read = false;
 
   bool deprecated() const { return !replaced_by.empty(); }
+  // The one-line notice at start, after where the key was set: "deprecated, use ..." or "no
+  // longer read: ...".
+  std::string deprecation_notice() const {
+    return (no_longer_read ? "no longer read: " : "deprecated, use ") + std::string(replaced_by);
+  }
 };
 
 // Every key deepum knows, in documentation order.

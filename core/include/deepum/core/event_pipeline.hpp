@@ -1,18 +1,17 @@
 // EventPipeline: everything deepum learns flows through here. Producers (launch callbacks on the
 // program's threads, CUPTI's activity thread, the allocation hooks) hand over events without
-// waiting; the worker thread calls step(), which updates attribution and residency, records the
-// trace, and keeps GPU residency under the resident limit by evicting least recently used blocks.
+// waiting; the worker thread calls step(), which updates attribution and residency, checks the
+// resident limit by the records in time order and records the trace. It observes only: the
+// launch-ordered engine (cuda/StreamOrderedEvictor) makes every move, and reports them here.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
-#include <memory>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -21,8 +20,6 @@
 #include "deepum/core/events.hpp"
 #include "deepum/core/fault_attribution.hpp"
 #include "deepum/core/gpu_time.hpp"
-#include "deepum/core/hint_executor.hpp"
-#include "deepum/core/hint_policy.hpp"
 #include "deepum/core/launch_queue.hpp"
 #include "deepum/core/residency_map.hpp"
 #include "deepum/core/residency_replay.hpp"
@@ -37,13 +34,9 @@ struct PipelineOptions {
   // Evicting only matters below the physical size; at it, the driver evicts by itself. When
   // enforcing, new ranges are placed on the host first, so residency is counted from migrations.
   bool enforce_resident_limit = false;
-  // Evictions ordered in the program's streams hold the limit (StreamOrderedEvictor); the worker
-  // evicts nothing then: its estimate, from records up to seconds late, would only evict blocks
-  // unordered with the launches that use them (measured: a streaming test refaulted them).
-  bool evicts_before_launches = false;
 
-  // The headroom kept at first: at least a tenth of the limit (faults keep arriving while an
-  // eviction runs), at most a quarter. It is also the size of each eviction batch.
+  // The headroom: at least a tenth of the limit (faults keep arriving while an eviction runs), at
+  // most a quarter.
   std::uint64_t effective_headroom() const {
     const std::uint64_t limit = resident_limit_bytes;
     return std::min(std::max(eviction_headroom_bytes, limit / 10), limit / 4);
@@ -53,8 +46,6 @@ struct PipelineOptions {
   std::uint64_t launch_ordered_batch() const {
     return std::min(effective_headroom(), resident_limit_bytes / 8);
   }
-  // The most the headroom grows to when residency still overshoots the limit.
-  std::uint64_t max_headroom() const { return resident_limit_bytes / 2; }
 };
 
 struct Percentiles {
@@ -71,13 +62,8 @@ struct PipelineStats {
   std::uint64_t migrations_to_gpu = 0, bytes_to_gpu = 0;
   std::uint64_t migrations_to_host = 0, bytes_to_host = 0;
   std::uint64_t bytes_to_host_by_eviction = 0;  // the driver's own evictions
-  std::uint64_t deepum_evictions = 0, deepum_evicted_bytes = 0, deepum_eviction_failures = 0;
-  std::uint64_t launch_evicted_bytes = 0;     // by evictions ordered before launches (when enabled)
-  std::uint64_t launch_prefetched_bytes = 0;  // by prefetches ordered before launches (when enabled)
-  // Reactive eviction starts this far below the limit: the configured headroom, grown by each
-  // overshoot past the limit (what arrived before an eviction took effect).
-  std::uint64_t eviction_headroom_bytes = 0;
-  std::uint64_t overshoots = 0;  // times residency (records in time order) rose past the limit
+  std::uint64_t launch_evicted_bytes = 0;       // by evictions ordered before launches
+  std::uint64_t launch_prefetched_bytes = 0;    // by prefetches ordered before launches
   // The driver's answers to thrashing: regions it saw thrash, times it throttled a processor, and
   // memory it mapped over the link instead of migrating (all causes, and because of thrashing).
   std::uint64_t thrashing_records = 0, thrashing_bytes = 0;
@@ -94,12 +80,10 @@ struct PipelineStats {
   std::uint64_t peak_measured_used_bytes = 0;
   AttributionStats attribution;
   GpuTime gpu_time;  // from kernel, copy and memset records (none while they are paused)
-  PrefetchStats prefetch;
-  bool prefetching = false;  // a HintPolicy plans ahead
   // How long after a fault (a kernel) ended its record reached the worker: CUPTI's buffering, the
   // tracer's poll, the worker's period. What bounds how soon deepum can react to what the GPU does.
   Percentiles fault_delay_us, execution_delay_us, migration_delay_us;
-  Percentiles step_us;  // the worker's time in step(), hints included
+  Percentiles step_us;  // the worker's time in step()
 };
 
 // Counts of values in power-of-two buckets: percentiles to within a factor of two, in fixed memory.
@@ -119,16 +103,8 @@ class Log2Histogram {
 
 class EventPipeline {
  public:
-  // With a policy (the prefetcher), every step also asks it for a plan when the executor is ready,
-  // and the resident limit is held by its pre-evictions, with reactive eviction as the safety net.
-  explicit EventPipeline(const PipelineOptions& options, std::unique_ptr<HintPolicy> policy = nullptr)
-      : options_(options),
-        residency_(/*faults_make_resident=*/!options.enforce_resident_limit),
-        headroom_(options.effective_headroom()),
-        policy_(std::move(policy)),
-        evicts_from_records_(options_.enforce_resident_limit && (!policy_ || !policy_->evicts()) &&
-                             !options_.evicts_before_launches) {
-    if (evicts_from_records_) stats_.eviction_headroom_bytes = headroom_;
+  explicit EventPipeline(const PipelineOptions& options)
+      : options_(options), residency_(/*faults_make_resident=*/!options.enforce_resident_limit) {
     if (options_.enforce_resident_limit) settled_.emplace(options_.resident_limit_bytes, kSettleNs);
   }
 
@@ -143,7 +119,7 @@ class EventPipeline {
   void on_migration(const Migration& migration) { post(migration); }
   void on_range(const RangeEvent& range) { post(range); }
   void on_driver_action(const DriverAction& action) { post(action); }
-  // deepum discarded dead memory, or evicted before a launch, outside the worker (any thread).
+  // The engine evicted, discarded or prefetched before a launch (any thread).
   void on_hint(const Hint& hint) { post(hint); }
   // An eviction deepum ordered before a launch finished at `time`: the range is on the host (for
   // the records in time order, which may lack the driver's own record of it).
@@ -163,17 +139,14 @@ class EventPipeline {
   void on_launch_operands(LaunchOperands operands) { post(std::move(operands)); }
   void on_copy_launch(const CopyLaunch& copy) { post(copy); }
   void on_buffer_event(const BufferEvent& buffer) { post(buffer); }
-  // Worker only: the GPU has run every launch on `stream` before `correlation_id`. Applied at the
-  // next step, after that step's launches.
-  void on_stream_progress(std::uint64_t stream, std::uint64_t correlation_id) {
-    progress_.emplace_back(stream, correlation_id);
-  }
 
   // Worker: one round of work at time `now`. `recorder` may be null. `final` decides every
   // fault still waiting for its kernel.
-  void step(Timestamp now, HintExecutor& executor, EventRecorder* recorder, bool final = false);
-  // The driver's used-memory figure at start, subtracted from later measurements (reported only).
-  void set_measurement_baseline(std::uint64_t used_bytes) { baseline_used_bytes_ = used_bytes; }
+  void step(Timestamp now, EventRecorder* recorder, bool final = false);
+  // Worker: the driver's used-memory figure, sampled for the trace (reported only, never acted
+  // on); nullopt where unknown. Its value now is the baseline later samples are measured from.
+  using UsedMemory = std::function<std::optional<std::uint64_t>()>;
+  void measure_used_memory(UsedMemory used);
   // Worker: how long the last step took, by the worker's own clock.
   void record_step_time(std::uint64_t microseconds) { step_us_.add(microseconds); }
 
@@ -196,14 +169,8 @@ class EventPipeline {
   }
   void handle(const KernelLaunch& launch, EventRecorder* recorder);
   void handle(const ActivityEvent& event, Timestamp now, EventRecorder* recorder);
-  void enforce_resident_limit(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
-  void learn_headroom();
   void replay_settled(Timestamp now, bool final);
-  void note_faulted_block(const KernelExecution& execution, const PageFault& fault);
-  void complete_kernels(bool final);
-  void run_policy(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
-  void sample_residency(Timestamp now, HintExecutor& executor, EventRecorder* recorder);
-  bool in_flight(BlockId block) const;
+  void sample_residency(Timestamp now, EventRecorder* recorder);
 
   PipelineOptions options_;
   LaunchQueue launches_;
@@ -215,38 +182,14 @@ class EventPipeline {
   FaultAttributor attributor_;
   GpuTimeAccount gpu_time_;
   ResidencyMap residency_;
-  // Blocks named by launches the GPU has not finished: evicting them would fault them straight back.
-  std::unordered_map<std::uint64_t, std::vector<BlockId>> in_flight_launches_;  // by correlation id
-  std::unordered_map<BlockId, std::uint32_t> in_flight_blocks_;
+  UsedMemory used_memory_;
   std::uint64_t baseline_used_bytes_ = 0;
   Timestamp last_fault_handled_ = 0;
   std::uint64_t faults_seen_ = 0;
   bool kernel_records_paused_ = false;
   Timestamp last_sample_ = 0;
-  // Reactive eviction's headroom, and how far past the limit the current overshoot of the records
-  // in time order has gone (0: under the limit).
-  std::uint64_t headroom_;
-  std::uint64_t settled_overshoot_ = 0;
   std::optional<TimeOrderedResidency> settled_;
   Log2Histogram fault_delay_us_, execution_delay_us_, migration_delay_us_, step_us_;
-
-  // Prefetching. Kernels whose execution arrived, waiting for their faults before the policy
-  // learns from them (fault records arrive later than kernel records).
-  struct Completion {
-    std::uint64_t correlation_id = 0;
-    Timestamp end = 0;
-    std::vector<BlockId> faulted;
-  };
-  std::unique_ptr<HintPolicy> policy_;
-  // The worker holds the limit itself, from the records (not a policy's plans, nor evictions
-  // ordered before launches).
-  bool evicts_from_records_;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> progress_;    // (stream, correlation id)
-  std::deque<Completion> completions_;                               // in arrival order
-  std::unordered_map<std::uint64_t, std::size_t> completion_index_;  // correlation id -> sequence
-  std::size_t completions_popped_ = 0;  // sequence number of completions_.front()
-  Timestamp newest_fault_start_ = 0;
-  Timestamp newest_execution_end_ = 0;
   mutable std::mutex stats_mutex_;  // stats_ is read by the exit report while the worker runs
   PipelineStats stats_;
 };

@@ -17,8 +17,10 @@
 namespace deepum::core {
 
 // The version of the stats_file's layout: raised when a field changes meaning or goes away;
-// fields are added without raising it.
-inline constexpr int kStatsSchemaVersion = 1;
+// fields are added without raising it. Version 1 is version 2 with the records-driven movers'
+// fields, which a reader ignores: both are read.
+inline constexpr int kStatsSchemaVersion = 2;
+inline constexpr int kOldestStatsSchemaVersion = 1;
 
 // What the CUPTI tracer saw and could not see.
 struct TracerCounters {
@@ -70,22 +72,12 @@ struct DeviceEngineCounters {
   EngineCounters engine;
 };
 
-// The legacy prefetcher's helpers, when they ran.
-struct DiscarderCounters {
-  std::uint64_t discarded_bytes = 0, skipped_capturing = 0, failures = 0;
-};
-struct MarkerCounters {
-  std::uint64_t recorded = 0, skipped_capturing = 0;
-};
-
 // What the CUDA side hands the session at exit.
 struct RuntimeCounters {
   TracerCounters tracer;
   ProgramThreadCost program_thread;
   std::optional<EngineCounters> engine;              // the first device's
   std::vector<DeviceEngineCounters> device_engines;  // every device's, where there are several
-  std::optional<DiscarderCounters> discarder;
-  std::optional<MarkerCounters> markers;
 };
 
 struct ExitReport {
@@ -104,7 +96,7 @@ struct Verdict {
     no_calls,             // nothing intercepted
     untraced,             // tracing off or failed: moves cannot be judged
     whole_gpu,            // the resident limit is the whole GPU: nothing to move
-    no_engine,            // the limit was held without moves ordered before launches
+    no_engine,            // no engine moved memory: mode driver, or it could not start
     launches_over_limit,  // launches named more than the limit leaves room for
     swap_store_full,      // live victims went back through the driver
     gpu_waits,            // the GPU waited for deepum's moves

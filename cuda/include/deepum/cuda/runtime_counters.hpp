@@ -8,14 +8,10 @@
 namespace deepum::cuda {
 
 class StreamOrderedEvictor;
-class DeadMemoryDiscarder;
-class ProgressMarkers;
 
-// Any of the engines may be null (not running).
+// `evictor` may be null (no engine ran).
 core::RuntimeCounters collect_runtime_counters(const cupti_tracer::TracerStats& tracer,
-                                               StreamOrderedEvictor* evictor,
-                                               const DeadMemoryDiscarder* discarder,
-                                               const ProgressMarkers* markers);
+                                               StreamOrderedEvictor* evictor);
 // One engine's counters (collect_runtime_counters' `engine`), for each device's where there are several.
 core::EngineCounters engine_counters(StreamOrderedEvictor& evictor);
 

@@ -1,7 +1,8 @@
 // TracingSession: the running half of deepum. Started right before the program's first managed
 // allocation (CUPTI must see its unified-memory counters configured before that), it connects the
-// CUPTI tracer to the session's EventPipeline and runs the worker thread that drives the pipeline
-// with a DriverHintExecutor. Stopped at exit, before the CUDA runtime tears itself down.
+// CUPTI tracer to the launch-ordered engine (an engine per device, which moves memory) and to the
+// session's EventPipeline (which observes), and runs the worker thread that reaps the engine's moves
+// and steps the pipeline. Stopped at exit, before the CUDA runtime tears itself down.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// The built-in policies: plain Unified Memory, and the oracle that gives the floor. The deepum
-// policy (the correlation prefetcher's planner, deepum_policy.hpp) plugs in through the same
+// The built-in policies: plain Unified Memory, eviction driven by the records alone, and the oracle
+// that gives the floor. The library's engine (ordered_policy.hpp) plugs in through the same
 // Policy interface.
 #pragma once
 
@@ -28,7 +28,8 @@ class ReactivePolicy final : public Policy {
   bool by_migration_;
 };
 
-// deepum's own reactive eviction (the library with prefetch.enabled false): no driver eviction
+// Eviction driven by the records alone, as when a limit is held without ordering moves before
+// launches, for comparison with the engine (it overshoots the limit): no driver eviction
 // while there is room; after each kernel (when its faults have been seen), if the GPU holds more
 // than its capacity less a headroom, the least recently used blocks are evicted with hint calls
 // (cudaMemPrefetchAsync to the host: one call per run of adjacent blocks, written back at the
@@ -102,10 +103,9 @@ class OraclePolicy final : public Policy {
 };
 
 // "reactive", "reactive-migration" (LRU by arrival), "deepum-reactive" (BatchedReactivePolicy),
-// "deepum" (DeepumPolicy, deepum_policy.hpp, default options), the library's launch-ordered
-// residency (OrderedPolicy, ordered_policy.hpp): "deepum-ordered" (evictions before launches, its
-// default), "deepum-place" (with stream_ordered prefetch, discard and place_fresh) and
-// "deepum-swap" (and stream_ordered_swap), or "oracle" (unbounded window); nullptr for another
+// the library's launch-ordered residency (OrderedPolicy, ordered_policy.hpp): "deepum-ordered"
+// (evictions before launches, mode evict), "deepum-place" (with prefetch, discard and place_fresh)
+// and "deepum-swap" (and swaps, mode fast), or "oracle" (unbounded window); nullptr for another
 // name. `resident_limit_bytes` (0: the GPU's capacity) is the limit the ordered ones hold.
 std::unique_ptr<Policy> make_policy(std::string_view name);
 std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t resident_limit_bytes);
