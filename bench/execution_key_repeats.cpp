@@ -1,5 +1,6 @@
 // execution_key_repeats: whether a traced training loop's execution keys repeat from one iteration
-// to the next, which the prefetcher's execution-ID table and its per-kernel block tables rely on.
+// to the next, which planning by addresses relies on (the engine plans with a learned loop only
+// where it repeats its addresses).
 //
 //   execution_key_repeats TRACE.dtrace ITERATIONS
 //

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Tabulate oversubscribed runs against native, the reactive baseline and the floor.
 
-    prefetch_report.py --native native.json --bandwidth bandwidth.json RUN [RUN ...]
+    runs_report.py --native native.json --bandwidth bandwidth.json RUN [RUN ...]
 
 Each RUN is a path prefix P with P.json (train_gpt2.py --json) and P_stats.json (deepum's
 stats_file). A run's oversubscription factor and mode come from its name, ..._MODE_xFACTOR
-(e.g. gpt2_reactive_x2, gpt2_deepum_x3), with an optional repeat number (gpt2_deepum_x3_r2) that
+(e.g. gpt2_reactive_x2, gpt2_swap_x3), with an optional repeat number (gpt2_swap_x3_r2) that
 pairs it with the reactive run of the same repeat. The floor at factor f is suite_report.floor_ms:
 the larger of the native step time and the time to move the bytes that must cross the link each
 step: with footprint F (native peak reserved) and resident limit L = F / f, F - L in and F - L out,
@@ -91,7 +91,7 @@ def main(argv: list[str]) -> int:
         name = Path(prefix).name
         match = re.search(r"_([A-Za-z0-9-]+)_x([0-9.]+)(_r[0-9]+)?$", name)
         if not match:
-            print(f"prefetch_report: {name}: expected a name ending in _MODE_xFACTOR or _MODE_xFACTOR_rN",
+            print(f"runs_report: {name}: expected a name ending in _MODE_xFACTOR or _MODE_xFACTOR_rN",
                   file=sys.stderr)
             return 2
         mode, factor = match.group(1), match.group(2)
@@ -108,8 +108,7 @@ def main(argv: list[str]) -> int:
     headers = ["run", "median step ms", "x native", "x floor", "reactive / this", "losses vs native",
                "faults (vs reactive)", "GiB to GPU / to host per run", "peak resident live estimate / limit GiB",
                "peak resident by records in time order / limit GiB", "s over limit / over +5% of s",
-               "fault records late ms p50/p99", "driver remote-mapped GiB (for thrashing)",
-               "prefetched GiB (timely/late/wasted blocks)"]
+               "fault records late ms p50/p99", "driver remote-mapped GiB (for thrashing)"]
     print("| " + " | ".join(headers) + " |")
     print("|" + "---|" * len(headers))
     for e in rows:
@@ -123,18 +122,13 @@ def main(argv: list[str]) -> int:
         fault_share = (f" ({100 * faults / base['t']['faults']:.1f}%)"
                        if base and base["t"].get("faults") else "")
         limit = stats.get("resident_limit_bytes", 0)
-        pf = t.get("prefetch")
-        prefetched = (f"{pf['prefetched_bytes'] / GIB:.1f} ({pf['timely']}/{pf['late']}/{pf['wasted']}), "
-                      f"lookahead {pf['lookahead']}" if pf else "-")
-        if pf and "faults_in_window" in pf:
-            prefetched += f"; fault records predicted/not {pf['faults_in_window']}/{pf['faults_outside_window']}"
         rows_cells = [
             e["name"], f"{ms:.1f}", f"{ms / native_ms:.2f}", f"{ms / floor:.2f} (floor {floor:.0f} ms)",
             speedup, losses_equal(native, run), f"{faults}{fault_share}",
             f"{t.get('bytes_to_gpu', 0) / GIB:.1f} / {t.get('bytes_to_host', 0) / GIB:.1f}",
             peak_cell(t.get("peak_estimated_resident_bytes", 0), limit),
             peak_cell(t["peak_resident_bytes"], limit) if "peak_resident_bytes" in t else "-", over_cell(t),
-            late_cell(t), remote_cell(t), prefetched,
+            late_cell(t), remote_cell(t),
         ]
         print("| " + " | ".join(rows_cells) + " |")
     print(f"\n(runs of {steps} steps; the floor counts F - L bytes each way per step, the two ways overlapped)")

@@ -52,7 +52,7 @@ for factor in ${FACTORS:-1.5 2 3}; do measure swap "$factor" "${swap[@]}"; done
 measure place 2 "${place[@]}"
 measure default 2 "${ordered[@]}"
 
-python3 "$root/bench/prefetch_report.py" --native "$out/gpt2_native.json" --bandwidth "$out/bandwidth.json" \
+python3 "$root/bench/runs_report.py" --native "$out/gpt2_native.json" --bandwidth "$out/bandwidth.json" \
   "${runs[@]}" >"$out/measured.md" 2>&1
 python3 "$root/bench/sim_validation.py" --trace "$out/gpt2_124m_b8.dtrace" --sim "$bin/deepum-sim" \
   --probe "$out/um_move_probe.txt" --bandwidth "$out/bandwidth.json" --native "$out/gpt2_native.json" \

@@ -16,7 +16,7 @@ The second form (used by suite_gpu.sh) gathers one phase's manifest.tsv, per-run
 statistics into one suite_PHASE.json.
 
 Ratios: "x native" divides by the native median step of the same phase. The floor at R (floor_ms,
-which prefetch_report.py shares) is the larger of the native step time and the time to move
+which runs_report.py shares) is the larger of the native step time and the time to move
 F - F/R bytes each way per step at the link's best measured rate in that direction (the larger of
 the 64 MiB-range prefetch and the pinned copy, deepum's swap path, when prefetch_bandwidth measured
 it), both directions overlapped. Without a bandwidth measurement the floor is the native step
