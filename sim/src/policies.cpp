@@ -10,8 +10,8 @@ namespace deepum::sim {
 
 void BatchedReactivePolicy::after_kernel(std::uint32_t k, Executor& executor) {
   (void)k;
-  // As core::EventPipeline::enforce_resident_limit() with the default headroom (its widening after
-  // an overshoot is not modelled: replayed records are never late).
+  // Eviction from the records with the default headroom, a batch below it (widening the headroom
+  // after an overshoot is not modelled: replayed records are never late).
   const std::uint64_t capacity = executor.capacity_blocks();
   core::PipelineOptions options;
   options.resident_limit_bytes = capacity * core::kBlockBytes;
