@@ -237,7 +237,13 @@ int replay(Args& args) {
   if (workload.kernels.empty()) return bad_input(trace + ": the trace holds no kernel executions to replay");
   // The engine replays what each launch named: a trace without operands (before format 1.4) has
   // the other policies alone by default.
-  if (!policies_given && workload.operands.empty()) std::erase(policies, "deepum-swap");
+  if (!policies_given && workload.operands.empty()) {
+    std::erase(policies, "deepum-swap");
+    std::fprintf(stderr,
+                 "deepum-sim: %s names no launch operands (a trace before format 1.4): deepum-swap, "
+                 "deepum's engine, is left out\n",
+                 trace.c_str());
+  }
 
   if (capacity) machine->capacity_bytes = *capacity;
   if (oversubscription) {
