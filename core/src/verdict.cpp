@@ -129,7 +129,7 @@ std::string gpu_waits(const ExitReport& r) {
                                  format_bytes(moved.to_host));
   if (e.moves.swapped_out_bytes == 0 && moved.written_back_by_driver != 0)
     return text +
-           "; turn on stream_ordered_swap: victims are written back by the driver, slower than copies "
+           "; use mode fast, which swaps: victims are written back by the driver, slower than copies "
            "to pinned memory";
   return text + "; raise resident_limit: what does not fit under it moves every step";
 }
@@ -140,7 +140,8 @@ std::string faults(const ExitReport& r) {
   std::string text =
       fmt::format("the GPU served {} page faults for {}", g.faults, of_run(g.fault_ns, r.run_ns));
   if (e.moves.fetches == 0)
-    return text + "; turn on stream_ordered_prefetch: what launches name is faulted in, not moved ahead";
+    return text +
+           "; use mode fast or safe, which prefetch: what launches name is faulted in, not moved ahead";
   if (e.moves.fetch_skipped_bytes != 0)
     return text + fmt::format("; raise resident_limit: launches named more than fit, {} left to faults",
                               format_bytes(e.moves.fetch_skipped_bytes));
@@ -162,7 +163,9 @@ std::string thread_move_calls(const ExitReport& r) {
   const bool evictions_most =
       t.eviction_calls_ns >= std::max({t.discard_calls_ns, t.prefetch_calls_ns, t.placement_calls_ns});
   if (evictions_most && !e.eviction_thread)
-    return text + "; turn on stream_ordered_eviction_thread: evictions then leave the program's thread";
+    return text +
+           "; drop stream_ordered_eviction_thread=false (every mode evicts from deepum's thread): evictions "
+           "then leave the program's thread";
   return text + "; raise resident_limit: fewer moves to enqueue";
 }
 
@@ -172,8 +175,8 @@ std::string thread_copy_backs(const ExitReport& r) {
   return fmt::format(
       "the program's thread copied swapped blocks back itself for {}, before {} operations deepum cannot "
       "read "
-      "({} graph launches, {} launches without a parameter layout); turn stream_ordered_swap off for this "
-      "program, or raise resident_limit",
+      "({} graph launches, {} launches without a parameter layout); use mode safe for this program (no "
+      "swaps), or raise resident_limit",
       of_run(r.runtime->program_thread.host_copy_back_ns, r.run_ns), e.moves.unswaps, tr.graph_launches,
       tr.launches_without_layout);
 }

@@ -185,7 +185,7 @@ TEST_CASE("verdict: the largest cost, and the change for it") {
   CHECK(contains(v.text, "30.00 s (30% of the 100.00 s run)"));
   CHECK(contains(v.text, "raise resident_limit"));
   waits.runtime->engine->moves.swapped_out_bytes = 0;  // victims written back by the driver
-  CHECK(contains(judge(waits).text, "turn on stream_ordered_swap"));
+  CHECK(contains(judge(waits).text, "use mode fast, which swaps"));
 
   ExitReport faults = engine_run();
   faults.tracing->gpu_time.fault_ns = 20 * kSecond;
@@ -194,7 +194,7 @@ TEST_CASE("verdict: the largest cost, and the change for it") {
   v = judge(faults);
   CHECK(v.cause == Verdict::Cause::faults);
   CHECK(contains(v.text, "12345 page faults"));
-  CHECK(contains(v.text, "turn on stream_ordered_prefetch"));
+  CHECK(contains(v.text, "use mode fast or safe, which prefetch"));
   faults.runtime->engine->moves.fetches = 10;
   faults.runtime->engine->moves.fetch_skipped_bytes = 3 * kGiB;
   CHECK(contains(judge(faults).text, "3.00 GiB left to faults"));
@@ -206,7 +206,7 @@ TEST_CASE("verdict: the largest cost, and the change for it") {
   held.tracing->gpu_time.waited_ns = 40 * kSecond;  // the GPU ran dry while the thread was held
   v = judge(held);
   CHECK(v.cause == Verdict::Cause::thread_move_calls);
-  CHECK(contains(v.text, "turn on stream_ordered_eviction_thread"));
+  CHECK(contains(v.text, "drop stream_ordered_eviction_thread=false"));
   held.runtime->engine->eviction_thread = true;
   CHECK(contains(judge(held).text, "raise resident_limit"));
   held.tracing->gpu_time.waited_ns = 80 * kSecond;  // far more than the thread explains
@@ -220,6 +220,7 @@ TEST_CASE("verdict: the largest cost, and the change for it") {
   v = judge(copy_backs);
   CHECK(v.cause == Verdict::Cause::thread_copy_backs);
   CHECK(contains(v.text, "before 40 operations"));
+  CHECK(contains(v.text, "use mode safe for this program"));
 
   ExitReport deciding = engine_run();
   deciding.runtime->program_thread.launch_callback.total_ns = 8 * kSecond;
