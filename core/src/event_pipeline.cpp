@@ -40,8 +40,6 @@ void EventPipeline::handle(const KernelLaunch& launch, EventRecorder* recorder) 
   if (recorder) recorder->launch(launch);
   attributor_.on_launch(launch);
   gpu_time_.on_launch(launch.correlation_id, launch.host_time);
-  for (std::size_t i = 0; i < launch.pointer_count; ++i)
-    residency_.on_use(launch.pointers[i], launch.host_time);
   std::lock_guard lock(stats_mutex_);
   ++stats_.launches;
   if (launch.pointer_count > 0) ++stats_.launches_with_managed_pointers;

@@ -203,7 +203,8 @@ TEST_CASE("a migration or eviction claiming the whole address space costs what t
   CHECK(map.resident_bytes() == 4 * kBlockBytes);
   map.on_evicted({0, UINT64_MAX}, 30);  // past the end too: taken as up to the top
   CHECK(map.resident_bytes() == 0);
-  map.on_prefetched({kBase + kBlockBytes, kTraceAddressLimit - kBase - kBlockBytes}, 40);
+  map.on_migration(Migration{40, 50, kBase + kBlockBytes, kTraceAddressLimit - kBase - kBlockBytes,
+                             MigrationDirection::host_to_device, MigrationCause::user});
   CHECK(map.resident_bytes() == 3 * kBlockBytes);
   map.on_range_freed(kBase, kTraceAddressLimit - kBase);
   CHECK(map.resident_bytes() == 0);

@@ -69,28 +69,6 @@ TEST_CASE("residency follows faults and migrations, clipped to managed ranges") 
   CHECK(map.tracked_blocks() == 0);
 }
 
-TEST_CASE("victims are the least recently used blocks, in-use blocks last, merged per range") {
-  ResidencyMap map;
-  map.on_range_allocated(kBase, 8 * kMiB);             // blocks A0..A3
-  map.on_range_allocated(kBase + 8 * kMiB, 4 * kMiB);  // blocks B0..B1, adjacent range
-  for (int i = 0; i < 6; ++i)
-    map.on_fault(fault_at(kBase + static_cast<std::uint64_t>(i) * 2 * kMiB, 10 + static_cast<Timestamp>(i)));
-  map.on_use(kBase, 100);  // A0 used most recently
-  auto protect_a1 = [](BlockId b) { return b == block_of(kBase + 2 * kMiB); };
-  auto victims = map.choose_victims(6 * kMiB, protect_a1);
-  // LRU without A1 (protected) and A0 (newest): A2, A3 (merged), B0 -> split at the range boundary.
-  REQUIRE(victims.size() == 2);
-  CHECK(victims[0] == AddressRange{kBase + 4 * kMiB, 4 * kMiB});
-  CHECK(victims[1] == AddressRange{kBase + 8 * kMiB, 2 * kMiB});
-  // Asking for everything takes protected blocks too, last.
-  victims = map.choose_victims(12 * kMiB, protect_a1);
-  std::uint64_t total = 0;
-  for (const auto& r : victims) total += r.bytes;
-  CHECK(total == 12 * kMiB);
-  map.on_evicted({kBase, 12 * kMiB});
-  CHECK(map.resident_bytes() == 0);
-}
-
 TEST_CASE("faults are attributed to the kernel running at their time, late records included") {
   FaultAttributor attributor;
   KernelLaunch launch;
@@ -262,9 +240,6 @@ TEST_CASE("with ranges placed on the host first, residency counts migrations onl
   CHECK(map.resident_bytes() == 0);  // the fault is answered by a migration record
   map.on_migration(migration(kBase, 64 * 1024, MigrationDirection::host_to_device, 2));
   CHECK(map.resident_bytes() == 64 * 1024);
-  const auto victims = map.choose_victims(1, nullptr);
-  REQUIRE(victims.size() == 1);
-  CHECK(victims[0] == AddressRange{kBase, 2 * kMiB});
 }
 
 TEST_CASE("faults while kernel records are paused are counted apart, prefetch faults too") {
@@ -282,38 +257,6 @@ TEST_CASE("faults while kernel records are paused are counted apart, prefetch fa
   CHECK(attributor.stats().while_unrecorded == 1);
   CHECK(attributor.stats().attributed == 1);
   CHECK(attributor.stats().pending() == 0);
-}
-
-TEST_CASE("clip_to_managed keeps the given order and merges only within one allocation") {
-  ResidencyMap map;
-  map.on_range_allocated(kBase, 3 * kMiB);             // block 0 and half of block 1
-  map.on_range_allocated(kBase + 4 * kMiB, 4 * kMiB);  // blocks 2..3
-  const std::vector<AddressRange> wanted{{kBase + 4 * kMiB, 4 * kMiB}, {kBase, 4 * kMiB}};
-  const auto clipped = map.clip_to_managed(wanted);
-  REQUIRE(clipped.size() == 2);
-  CHECK(clipped[0] == AddressRange{kBase + 4 * kMiB, 4 * kMiB});  // nearest need first, as given
-  CHECK(clipped[1] == AddressRange{kBase, 3 * kMiB});             // the hole after 3 MiB dropped
-  // Adjacent allocations stay apart: one prefetch may not span two.
-  map.on_range_allocated(kBase + 8 * kMiB, 2 * kMiB);
-  const std::vector<AddressRange> across{{kBase + 4 * kMiB, 6 * kMiB}};
-  CHECK(map.clip_to_managed(across).size() == 2);
-  CHECK(map.clip_to_managed(std::vector<AddressRange>{{0x1000, 4096}}).empty());
-}
-
-TEST_CASE("prefetched ranges count as resident at once, and migration records do not count them twice") {
-  ResidencyMap map(/*faults_make_resident=*/false);
-  map.on_range_allocated(kBase, 8 * kMiB);
-  map.on_prefetched({kBase, 4 * kMiB}, 5);
-  CHECK(map.resident_bytes() == 4 * kMiB);
-  map.on_migration(migration(kBase, 4 * kMiB, MigrationDirection::host_to_device, 6));
-  CHECK(map.resident_bytes() == 4 * kMiB);
-  std::vector<BlockId> order;
-  map.on_use(kBase, 100);  // block 0 now the most recently used
-  map.visit_least_recently_used([&](BlockId b) {
-    order.push_back(b);
-    return true;
-  });
-  CHECK(order == std::vector<BlockId>{block_of(kBase) + 1, block_of(kBase)});
 }
 
 TEST_CASE("after an eviction, the driver's fault-time migrations count again, whatever their cause") {
@@ -358,68 +301,6 @@ TEST_CASE("after an eviction, the driver's fault-time migrations count again, wh
   CHECK(map.resident_bytes() == 0);
 }
 
-TEST_CASE("the pages the program brings in itself are remembered; a prefetch moves only those") {
-  constexpr std::uint64_t kPage = ResidencyMap::kPageBytes;
-  ResidencyMap map(/*faults_make_resident=*/false);
-  map.on_range_allocated(kBase, 8 * kMiB);
-  const BlockId first = block_of(kBase), second = first + 1;
-  // Never touched: the whole block counts.
-  CHECK(map.touched_bytes(first) == 2 * kMiB);
-  // Demand paging brings in pages 2-3 of the first block, and a fault names page 9 of it.
-  Migration demand = migration(kBase + 2 * kPage, 2 * kPage, MigrationDirection::host_to_device, 10);
-  demand.cause = MigrationCause::coherence;
-  map.on_migration(demand);
-  PageFault fault = fault_at(kBase + 9 * kPage + 100, 11);
-  fault.access = FaultAccess::write;
-  map.on_fault(fault);
-  CHECK(map.touched_bytes(first) == 3 * kPage);
-  CHECK_FALSE(map.touched_resident(first));  // page 9 is not there yet
-  // deepum's own prefetch of the second block teaches nothing about what the program uses.
-  Migration prefetched = migration(block_base(second), 2 * kMiB, MigrationDirection::host_to_device, 12);
-  prefetched.cause = MigrationCause::prefetch;
-  map.on_migration(prefetched);
-  CHECK(map.touched_bytes(second) == 2 * kMiB);
-  // A plan for both blocks moves pages 2-3 and 9 of the first, and all of the second.
-  const std::vector<AddressRange> plan{{kBase, 4 * kMiB}};
-  const std::vector<AddressRange> expected{
-      {kBase + 2 * kPage, 2 * kPage}, {kBase + 9 * kPage, kPage}, {block_base(second), 2 * kMiB}};
-  CHECK(map.touched_parts(plan) == expected);
-  map.on_prefetched({kBase + 9 * kPage, kPage}, 20);
-  CHECK(map.touched_resident(first));
-  // The prefetch's own migration record is not counted again (a partial block never saturates).
-  const std::uint64_t before = map.resident_bytes();
-  Migration own = migration(kBase + 9 * kPage, kPage, MigrationDirection::host_to_device, 21);
-  own.cause = MigrationCause::prefetch;
-  map.on_migration(own);
-  CHECK(map.resident_bytes() == before);
-  // Evicted, the block keeps what it learned.
-  map.on_evicted({kBase, 2 * kMiB}, 30);
-  CHECK(map.touched_bytes(first) == 3 * kPage);
-  CHECK_FALSE(map.touched_resident(first));
-}
-
-TEST_CASE("touched pages across a block boundary, and forgotten where a shared block's range is freed") {
-  constexpr std::uint64_t kPage = ResidencyMap::kPageBytes;
-  ResidencyMap map(/*faults_make_resident=*/false);
-  map.on_range_allocated(kBase, 3 * kMiB);         // blocks 0 and half of 1
-  map.on_range_allocated(kBase + 3 * kMiB, kMiB);  // the other half of block 1
-  const BlockId first = block_of(kBase), second = first + 1;
-  // Pages 31 of block 0 and 0-1 of block 1, and page 20 of block 1 (in the second range).
-  Migration demand = migration(kBase + 31 * kPage, 3 * kPage, MigrationDirection::host_to_device, 10);
-  demand.cause = MigrationCause::coherence;
-  map.on_migration(demand);
-  demand.address = block_base(second) + 20 * kPage;
-  demand.bytes = kPage;
-  map.on_migration(demand);
-  CHECK(map.touched_bytes(first) == kPage);
-  CHECK(map.touched_bytes(second) == 3 * kPage);
-  // The first range goes; block 1 lives on for the second range and forgets pages 0-1.
-  map.on_range_freed(kBase, 3 * kMiB);
-  CHECK(map.touched_bytes(second) == kPage);
-  const std::vector<AddressRange> expected{{block_base(second) + 20 * kPage, kPage}};
-  CHECK(map.touched_parts(std::vector<AddressRange>{{block_base(second), 2 * kMiB}}) == expected);
-}
-
 TEST_CASE("Log2Histogram gives percentiles within a factor of two") {
   Log2Histogram histogram;
   CHECK(histogram.quantile(0.5) == 0);
@@ -437,10 +318,10 @@ TEST_CASE("Log2Histogram gives percentiles within a factor of two") {
 TEST_CASE("a migration record older than deepum's own move of the block is not replayed") {
   ResidencyMap map(/*faults_make_resident=*/false);
   map.on_range_allocated(kBase, 4 * kMiB);
-  map.on_prefetched({kBase, 4 * kMiB}, 1'000);
+  map.on_migration(migration(kBase, 4 * kMiB, MigrationDirection::host_to_device, 1'000));
   map.on_evicted({kBase, 2 * kMiB}, 2'000);
   CHECK(map.resident_bytes() == 2 * kMiB);
-  // The prefetch's own transfer, reported late: it started before the eviction, so block 0 stays out.
+  // A transfer reported late that started before the eviction: block 0 stays out.
   map.on_migration(migration(kBase, 4 * kMiB, MigrationDirection::host_to_device, 1'500));
   CHECK(map.resident_bytes() == 2 * kMiB);
   // A fault after the eviction brings block 0 back.
