@@ -61,7 +61,6 @@ void TimeOrderedResidency::apply(const Pending& pending) {
   }
   const std::uint64_t before = resident_;
   resident_ = map_.resident_bytes();
-  recent_peak_ = std::max(recent_peak_, resident_);
   if (timeline_bucket_ns_ != 0 && pending.time >= timeline_origin_) {
     const Timestamp bucket_index = (pending.time - timeline_origin_) / timeline_bucket_ns_;
     // A bad timestamp must not ask for billions of intervals: past the cap, no timeline.

@@ -52,8 +52,6 @@ class TimeOrderedResidency {
   static constexpr Timestamp kMaxTimelineIntervals = Timestamp{1} << 22;
   void keep_timeline(Timestamp origin, Timestamp bucket_ns);
   const std::vector<std::uint64_t>& timeline() const { return timeline_; }
-  // The highest residency the records replayed since the last call reached (0: none replayed).
-  std::uint64_t take_recent_peak() { return std::exchange(recent_peak_, 0); }
   std::size_t held() const { return pending_.size(); }
 
  private:
@@ -72,9 +70,8 @@ class TimeOrderedResidency {
   Timestamp settle_ns_;
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
   std::uint64_t sequence_ = 0;
-  Timestamp replayed_up_to_ = 0;  // time of the latest record applied
-  std::uint64_t resident_ = 0;    // after the latest record applied
-  std::uint64_t recent_peak_ = 0;
+  Timestamp replayed_up_to_ = 0;                                          // time of the latest record applied
+  std::uint64_t resident_ = 0;                                            // after the latest record applied
   Timestamp over_limit_pending_ns_ = 0, over_limit_5pct_pending_ns_ = 0;  // since the last migration
   Timestamp timeline_origin_ = 0, timeline_bucket_ns_ = 0;
   std::vector<std::uint64_t> timeline_;
