@@ -262,7 +262,12 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
   std::vector<LruEntry> order;
   order.reserve(lru_.size());
   const bool predicting = options_.victims_by_next_use && loop_by_address_.period() != 0;
-  std::vector<std::pair<std::uint64_t, LruEntry>> predicted;
+  struct Predicted {
+    std::uint64_t next_use;
+    std::size_t lru_position;  // ties go least recently named first, whatever the sort's internals
+    LruEntry entry;
+  };
+  std::vector<Predicted> predicted;
   for (const LruEntry& entry : lru_) {
     const Block& block = entry.first->blocks[entry.second];
     if (block.named_at == now) continue;  // the operation about to run needs it
@@ -270,7 +275,7 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
     if (next == 0) {
       order.push_back(entry);
     } else {
-      predicted.emplace_back(next, entry);
+      predicted.push_back({next, predicted.size(), entry});
     }
   }
   unpredicted = order.size();
@@ -278,8 +283,11 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
   // allocations share are smaller than a block, hence the slack).
   const std::size_t wanted = std::min<std::size_t>(predicted.size(), 2 * (bytes / kBlockBytes) + 64);
   std::partial_sort(predicted.begin(), predicted.begin() + static_cast<std::ptrdiff_t>(wanted),
-                    predicted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (const auto& [next, entry] : predicted) order.push_back(entry);
+                    predicted.end(), [](const Predicted& a, const Predicted& b) {
+                      return a.next_use != b.next_use ? a.next_use > b.next_use
+                                                      : a.lru_position < b.lru_position;
+                    });
+  for (const Predicted& p : predicted) order.push_back(p.entry);
   return order;
 }
 
