@@ -282,11 +282,22 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
   // Furthest first; only as many as the bytes can need are ordered (parts of blocks two
   // allocations share are smaller than a block, hence the slack).
   const std::size_t wanted = std::min<std::size_t>(predicted.size(), 2 * (bytes / kBlockBytes) + 64);
-  std::partial_sort(predicted.begin(), predicted.begin() + static_cast<std::ptrdiff_t>(wanted),
-                    predicted.end(), [](const Predicted& a, const Predicted& b) {
-                      return a.next_use != b.next_use ? a.next_use > b.next_use
-                                                      : a.lru_position < b.lru_position;
-                    });
+  // Only those are sorted; the rest keep the least-recently-named order (dead victims may come from
+  // them). Selecting first and sorting the few costs a fraction of a partial sort, for which the
+  // rising next uses along that list are the worst input.
+  const auto furthest_first = [](const Predicted& a, const Predicted& b) {
+    return a.next_use != b.next_use ? a.next_use > b.next_use : a.lru_position < b.lru_position;
+  };
+  const auto end_of_wanted = predicted.begin() + static_cast<std::ptrdiff_t>(wanted);
+  if (wanted != 0 && wanted < predicted.size()) {
+    std::vector<Predicted> keys = predicted;
+    std::nth_element(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(wanted - 1), keys.end(),
+                     furthest_first);
+    const Predicted last_wanted = keys[wanted - 1];  // the order is total: exactly `wanted` reach it
+    std::stable_partition(predicted.begin(), predicted.end(),
+                          [&](const Predicted& p) { return !furthest_first(last_wanted, p); });
+  }
+  std::sort(predicted.begin(), end_of_wanted, furthest_first);
   for (const Predicted& p : predicted) order.push_back(p.entry);
   return order;
 }
