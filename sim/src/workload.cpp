@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "deepum/core/fault_attribution.hpp"
+#include "deepum/core/live_buffers.hpp"
 
 namespace deepum::sim {
 
@@ -183,7 +184,89 @@ std::vector<std::uint64_t> pointer_extent_ends(const std::vector<std::uint64_t>&
   return ends;
 }
 
+// Buffers the program's allocator handed out (trace format 1.4), to tell a stale pointer from a
+// tensor of unknown size: a pointer into memory the allocator handed out before the launch, which
+// the recording found in no live buffer (extent 0), is a word that only looks like a pointer (a
+// stale slot of a foreach kernel's tensor list), and the kernel touches nothing behind it.
+class HandedOut {
+ public:
+  explicit HandedOut(const std::vector<core::BufferEvent>& events) {
+    for (const core::BufferEvent& e : events) {
+      if (e.kind == core::BufferEvent::Kind::handed_out && e.bytes != 0)
+        buffers_.push_back({e.address, e.address + e.bytes, e.time});
+    }
+    std::sort(buffers_.begin(), buffers_.end(),
+              [](const Buffer& a, const Buffer& b) { return a.begin < b.begin; });
+    reach_.resize(buffers_.size());
+    std::uint64_t reach = 0;
+    for (std::size_t i = 0; i < buffers_.size(); ++i) reach_[i] = reach = std::max(reach, buffers_[i].end);
+  }
+  // Whether a buffer holding `pointer` was handed out before `time`.
+  bool before(std::uint64_t pointer, core::Timestamp time) const {
+    auto i = static_cast<std::size_t>(
+        std::upper_bound(buffers_.begin(), buffers_.end(), pointer,
+                         [](std::uint64_t p, const Buffer& b) { return p < b.begin; }) -
+        buffers_.begin());
+    // Walk down while an earlier buffer can still reach the pointer, a bounded number of them (a
+    // trace is input deepum does not control): past that, the pointer is taken as a tensor.
+    for (std::size_t walked = 0; i > 0 && reach_[i - 1] > pointer && walked < kMaxWalk; ++walked) {
+      const Buffer& b = buffers_[--i];
+      if (pointer < b.end && b.time < time) return true;
+    }
+    return false;
+  }
+
+ private:
+  struct Buffer {
+    std::uint64_t begin = 0, end = 0;
+    core::Timestamp time = 0;
+  };
+  static constexpr std::size_t kMaxWalk = 256;
+  std::vector<Buffer> buffers_;       // by address
+  std::vector<std::uint64_t> reach_;  // the furthest end among buffers_[0..i]
+};
+
 }  // namespace
+
+void WorkloadBuilder::fill_extents() {
+  // The library follows the allocator for tensor sizes only while its engine runs: a trace
+  // recorded without a resident limit has its buffer events but no extents.
+  if (buffers_.empty()) return;
+  std::unordered_map<std::uint64_t, core::Timestamp> launched;  // correlation id -> host time
+  for (const auto& [id, info] : launches_) launched.emplace(id, info.host_time);
+  struct HostStep {
+    core::Timestamp time = 0;
+    bool buffer = false;  // else a launch's operands
+    std::size_t index = 0;
+  };
+  std::vector<HostStep> steps;
+  for (std::size_t i = 0; i < buffers_.size(); ++i) steps.push_back({buffers_[i].time, true, i});
+  for (std::size_t i = 0; i < launch_operands_.size(); ++i) {
+    auto it = launched.find(launch_operands_[i].correlation_id);
+    if (it != launched.end()) steps.push_back({it->second, false, i});
+  }
+  // A buffer handed out at a launch's time came first (the allocator ran before the launch).
+  std::stable_sort(steps.begin(), steps.end(), [](const HostStep& a, const HostStep& b) {
+    return a.time != b.time ? a.time < b.time : a.buffer && !b.buffer;
+  });
+  core::LiveBuffers live;
+  for (const HostStep& step : steps) {
+    if (step.buffer) {
+      const core::BufferEvent& e = buffers_[step.index];
+      if (e.kind == core::BufferEvent::Kind::handed_out) {
+        live.handed_out(e.address, e.bytes);
+      } else {
+        live.returned(e.address);
+      }
+      continue;
+    }
+    core::LaunchOperands& operands = launch_operands_[step.index];
+    operands.extents.resize(operands.pointers.size(), 0);
+    for (std::size_t p = 0; p < operands.pointers.size(); ++p) {
+      if (operands.extents[p] == 0) operands.extents[p] = live.bytes_from(operands.pointers[p]);
+    }
+  }
+}
 
 Workload WorkloadBuilder::finish() {
   Workload w;
@@ -206,6 +289,7 @@ Workload WorkloadBuilder::finish() {
   });
   std::stable_sort(launches_.begin(), launches_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  fill_extents();
   const auto find_launch = [this](const core::KernelExecution& e) -> const LaunchInfo* {
     if (e.operation != core::GpuOperation::kernel) return nullptr;  // a copy's id is an API call's
     auto it = std::lower_bound(launches_.begin(), launches_.end(), e.correlation_id,
@@ -290,12 +374,19 @@ Workload WorkloadBuilder::finish() {
     // One execution per key is enough when the key's executions share their blocks (the key
     // covers the pointers).
     std::unordered_set<std::uint64_t> keys_done;
+    const HandedOut handed_out(buffers_);
     for (std::size_t e = 0; e < executions_.size(); ++e) {
       if (launch_of[e] == nullptr) continue;
       const std::uint64_t key = launch_of[e]->execution_key;
       if (options_.union_by_execution_key && key != 0 && !keys_done.insert(key).second) continue;
+      const core::LaunchOperands* operands = operands_of(executions_[e]);
       for (std::uint32_t p = 0; p < launch_of[e]->pointer_count; ++p) {
         const std::uint64_t address = pointer_addresses_[launch_of[e]->first_pointer + p];
+        // A known size was counted above; a pointer into memory the allocator handed out before,
+        // which no live buffer holds, is a stale word (see HandedOut).
+        if (operands != nullptr && p < operands->extents.size() && operands->pointers[p] == address &&
+            (operands->extents[p] != 0 || handed_out.before(address, launch_of[e]->host_time)))
+          continue;
         const std::size_t i = static_cast<std::size_t>(
             std::lower_bound(addresses.begin(), addresses.end(), address) - addresses.begin());
         if (!add_blocks(e, core::block_of(address) + 1, core::block_of(ends[i] - 1))) return Workload{};

@@ -89,6 +89,37 @@ TEST_CASE("host events land before the first operation the host issued after the
   CHECK(w.blocks_of(0).size() == 4);
 }
 
+TEST_CASE("pointers of unknown size get the live buffer's; a stale one touches its own block") {
+  // A trace recorded without a resident limit: buffer events, but every extent 0.
+  WorkloadBuilder builder;
+  const std::uint64_t a = kRanges[0];
+  builder.add(core::RangeEvent{core::RangeEvent::Kind::allocated, 1, a, 32 * kMiB});
+  builder.add(core::BufferEvent{core::BufferEvent::Kind::handed_out, 2, a, kTensor, 0});
+  builder.add(core::BufferEvent{core::BufferEvent::Kind::handed_out, 2, a + kTensor, kTensor, 0});
+  builder.add(core::BufferEvent{core::BufferEvent::Kind::returned, 5'000, a + kTensor, kTensor, 7});
+  core::KernelLaunch launch;
+  launch.correlation_id = 100;
+  launch.execution_key = launch.function = 1;
+  launch.host_time = 10'000;
+  launch.pointer_count = 2;
+  launch.pointers[0] = a + kMiB;                // inside the live buffer: 7 MiB to its end
+  launch.pointers[1] = a + kTensor + 3 * kMiB;  // in the returned one: a stale word
+  builder.add(launch);
+  builder.add(core::LaunchOperands{
+      launch.correlation_id, true, false, {launch.pointers[0], launch.pointers[1]}, {0, 0}});
+  core::KernelExecution execution;
+  execution.correlation_id = launch.correlation_id;
+  execution.start = kStepNs;
+  execution.end = kStepNs + kKernelNs;
+  builder.add(execution);
+  const Workload w = builder.finish();
+  REQUIRE(w.operands.size() == 1);
+  CHECK(w.operand_extents[w.operands[0].first] == 7 * kMiB);
+  CHECK(w.operand_extents[w.operands[0].first + 1] == 0);
+  // The live tensor's four blocks and the stale word's own block, not the rest of the range.
+  CHECK(w.blocks_of(0).size() == 5);
+}
+
 TEST_CASE("the ordered policies hold the limit; swapping replaces faults back with copies") {
   const Workload w = training_loop(4, true).finish();
   const std::uint64_t limit = 16 * kMiB;  // two of the three tensors

@@ -170,6 +170,9 @@ class WorkloadBuilder {
   };
   // Builds Workload::operands and host_events once the kernels are in order.
   void place_host_side(Workload& w);
+  // Gives every launch pointer of unknown size (extent 0) the bytes from it to the end of the
+  // buffer of the program's allocator live at its launch, as the library's LiveBuffers does.
+  void fill_extents();
   // The operands the trace recorded for an execution (after finish() sorted them), or nullptr.
   const core::LaunchOperands* operands_of(const core::KernelExecution& e) const;
   const core::CopyLaunch* copy_of(const core::KernelExecution& e) const;
