@@ -1,6 +1,6 @@
-// execution_key_repeats: whether a traced training loop's execution keys repeat from one iteration
-// to the next, which planning by addresses relies on (the engine plans with a learned loop only
-// where it repeats its addresses).
+// execution_key_repeats: whether a traced training loop's execution keys and 2 MB blocks repeat from
+// one iteration to the next, which the engine's planning relies on (with a loop of addresses, or a
+// loop of shapes whose blocks repeat).
 //
 //   execution_key_repeats TRACE.dtrace ITERATIONS
 //   execution_key_repeats TRACE.dtrace --period P STEPS

@@ -51,8 +51,9 @@ constexpr std::array kKeys{
             field<&Config::evictions_ahead>(), IntegerRange{1, 4}},
     KeySpec{"learn_loop", "true",
             "Learn the loop the program repeats from its launches and plan with it: evictions take what "
-            "the loop names furthest ahead (where it repeats its addresses), and swapped blocks the next "
-            "launches name are copied back while earlier ones run. false, or before a loop is learned: "
+            "the loop names furthest ahead (a loop of addresses, or a PyTorch step whose 2 MB blocks repeat "
+            "though its tensors move), and swapped blocks the next launches name are copied back while "
+            "earlier ones run. false, or before a loop is learned: "
             "victims are the least recently named (in a loop, what comes back next), copied back at the "
             "launch naming them.",
             field<&Config::learn_loop>()},

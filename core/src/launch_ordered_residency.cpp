@@ -236,24 +236,46 @@ std::vector<AddressRange> LaunchOrderedResidency::stop_swapping() {
   return unswap_all();
 }
 
-std::uint64_t LaunchOrderedResidency::predicted_next_use(const Block& block, std::uint64_t now) const {
-  // Only where the loop repeats its very addresses: by shape alone, the blocks a step names move
-  // (PyTorch's allocator), and a block's past does not tell its future (see upcoming_needs_room).
-  const std::uint64_t period = loop_by_address_.period();
-  if (period == 0 || block.uses_recorded == 0) return 0;
-  const std::size_t kept = std::min<std::size_t>(block.uses_recorded, Block::kUses);
-  std::uint64_t next = UINT64_MAX, oldest = UINT64_MAX, latest = 0;
-  for (std::size_t i = 0; i < kept; ++i) {
-    const std::uint64_t use = block.uses[i];
-    oldest = std::min(oldest, use);
-    latest = std::max(latest, use);
-    if (use + period > now) next = std::min(next, use + period);
+void LaunchOrderedResidency::UseHistory::add(std::uint64_t now, std::uint64_t keep) {
+  ops_.push_back(now);
+  while (ops_[head_] + keep <= now) ++head_;  // `now` itself stays
+  if (ops_.size() - head_ > kMaxUses) dropped_ = ops_[head_++];
+  // The dropped front goes once it is half the storage (amortized O(1) per naming).
+  if (head_ >= 64 && 2 * head_ >= ops_.size()) {
+    ops_.erase(ops_.begin(), ops_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
   }
-  // Named more often than the ring keeps within one period: its namings before the oldest kept
-  // are unknown, so the next is taken to come at its recent pace.
-  if (kept == Block::kUses && now - oldest < period)
-    next = std::min(next, std::max(now + 1, latest + (latest - oldest) / (kept - 1)));
-  return next == UINT64_MAX ? 0 : next;
+}
+
+std::uint64_t LaunchOrderedResidency::UseHistory::first_after(std::uint64_t since) const {
+  const auto begin = ops_.begin() + static_cast<std::ptrdiff_t>(head_);
+  const auto it = std::upper_bound(begin, ops_.end(), since);
+  return it == ops_.end() ? 0 : *it;
+}
+
+bool LaunchOrderedResidency::UseHistory::contains(std::uint64_t operation) const {
+  const auto begin = ops_.begin() + static_cast<std::ptrdiff_t>(head_);
+  return std::binary_search(begin, ops_.end(), operation);
+}
+
+std::uint64_t LaunchOrderedResidency::planning_period() const {
+  if (loop_by_address_.period() != 0) return loop_by_address_.period();
+  // A shorter loop of shapes is a run of identical layers inside a step, whose blocks differ from
+  // layer to layer; a longer one is planned with only while most blocks named were named exactly
+  // one period earlier too (in a 1B Llama's step, 9 namings in 10).
+  const std::uint64_t by_shape = loop_by_shape_.period();
+  return by_shape >= kMinShapePeriod && blocks_repeat_ ? by_shape : 0;
+}
+
+std::uint64_t LaunchOrderedResidency::predicted_next_use(const Block& block, std::uint64_t now) const {
+  const std::uint64_t period = planning_period();
+  if (period == 0 || block.uses.empty()) return 0;
+  const std::uint64_t since = now > period ? now - period : 0;
+  // Named more often in the last period than the history keeps: named again soon.
+  if (block.uses.dropped_after(since)) return now + 1;
+  // One period after its earliest naming in the last period (none: it missed its loop).
+  const std::uint64_t earliest = block.uses.first_after(since);
+  return earliest == 0 ? 0 : earliest + period;
 }
 
 std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_order(std::uint64_t bytes,
@@ -261,7 +283,7 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
                                                                                    std::size_t& unpredicted) {
   std::vector<LruEntry> order;
   order.reserve(lru_.size());
-  const bool predicting = options_.victims_by_next_use && loop_by_address_.period() != 0;
+  const bool predicting = options_.victims_by_next_use && planning_period() != 0;
   struct Predicted {
     std::uint64_t next_use;
     std::size_t lru_position;  // ties go least recently named first, whatever the sort's internals
@@ -390,7 +412,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     if (block.resident && block.named_stream != stream) block.other_streams = true;
     block.named_at = now;
     block.named_stream = stream;
-    block.uses[block.uses_recorded++ % Block::kUses] = now;
+    record_use(block, now);
     if (std::exchange(block.ahead, false)) ahead_unnamed_bytes_ -= kBlockBytes;
     if (!block.resident) new_bytes += part(range, index).bytes;
     // Its store copy was released (it died while its swap was in flight): nothing restores it, so
@@ -412,6 +434,7 @@ std::vector<AddressRange> LaunchOrderedResidency::begin_naming(bool unnamed, boo
   named_after_placement_ = 0;
   named_after_drop_ = 0;
   unnamed_now_ = unnamed;
+  begin_recording(launch_seq_);
   // It may reach blocks it does not name: none may stay fresh or swapped.
   std::vector<AddressRange> unswap;
   if (unnamed) unswap = forget_fresh_and_unswap();
@@ -605,7 +628,7 @@ void LaunchOrderedResidency::remember_named(std::uint64_t now) {
   if (!options_.swap || !options_.restore_ahead) return;  // only plan_ahead reads it
   // A period's worth (before one is learned, a few thousand operations: a longer loop is
   // predicted from its second period on).
-  const std::uint64_t keep = std::max<std::uint64_t>(loop_by_address_.period() + 1, 4096);
+  const std::uint64_t keep = history_length();
   NamedBy entry;
   if (!named_history_.empty() && named_history_.front().operation + keep <= now) {
     entry = std::move(named_history_.front());  // its storage reused
@@ -621,10 +644,7 @@ void LaunchOrderedResidency::remember_named(std::uint64_t now) {
 }
 
 bool LaunchOrderedResidency::upcoming_needs_room(std::uint64_t now) const {
-  // Only where the loop repeats its addresses: by shape alone, the blocks one period ago are not
-  // the ones the next operation names (planning on shape loops made GPT-2, BERT-large and a 1B
-  // Llama 4-25% slower at 2x on an H200; only ResNet-152 gained).
-  const std::uint64_t period = loop_by_address_.period();
+  const std::uint64_t period = planning_period();
   if (!options_.swap || !options_.restore_ahead || period < 2 || named_history_.empty()) return true;
   // The next operation not planned for yet, as it was one period ago.
   const std::uint64_t earlier = std::max(planned_ahead_to_, now) + 1 - period;
@@ -639,8 +659,7 @@ bool LaunchOrderedResidency::upcoming_needs_room(std::uint64_t now) const {
 }
 
 void LaunchOrderedResidency::plan_ahead(LaunchEviction& decision, std::uint64_t now) {
-  // Only where the loop repeats its addresses (see upcoming_needs_room).
-  const std::uint64_t period = loop_by_address_.period();
+  const std::uint64_t period = planning_period();
   if (!options_.swap || !options_.restore_ahead || period < 2 || swapped_bytes_ == 0 ||
       named_history_.empty())
     return;
@@ -656,7 +675,10 @@ void LaunchOrderedResidency::plan_ahead(LaunchEviction& decision, std::uint64_t 
   planned_ahead_to_ = std::max(planned_ahead_to_, now);
   std::vector<std::pair<Range*, std::size_t>> blocks;
   const Range* last = nullptr;
-  while (planned_ahead_to_ + 1 < now + period) {
+  // No further than ahead_operations: blocks copied back for operations far ahead take the room of
+  // nearer ones, whose victims are then needed sooner than they are.
+  const std::uint64_t horizon = std::min<std::uint64_t>(period, options_.ahead_operations);
+  while (planned_ahead_to_ + 1 < now + horizon) {
     // The operation that comes next, as it was one period ago.
     const std::uint64_t earlier = planned_ahead_to_ + 1 - period;
     const std::uint64_t first = named_history_.front().operation;
@@ -707,6 +729,42 @@ void LaunchOrderedResidency::observe(std::uint64_t now, std::uint64_t by_address
   loop_by_shape_.observe(now, by_shape);
   stats_.loop_period = loop_by_address_.period();
   stats_.shape_loop_period = loop_by_shape_.period();
+}
+
+std::uint64_t LaunchOrderedResidency::history_length() const {
+  // A period's worth (before one is learned, a few thousand operations: a longer loop is
+  // predicted from its second period on).
+  return std::max<std::uint64_t>(std::max(loop_by_address_.period(), loop_by_shape_.period()) + 1, 4096);
+}
+
+void LaunchOrderedResidency::begin_recording(std::uint64_t now) {
+  recording_keep_ = history_length();
+  stats_.planning_period = planning_period();
+  const std::uint64_t by_shape = loop_by_shape_.period();
+  checking_period_ =
+      options_.victims_by_next_use && by_shape >= kMinShapePeriod && now > by_shape ? by_shape : 0;
+  if (checking_period_ != 0 && checking_period_ != repeats_period_) {
+    repeats_period_ = checking_period_;
+    repeats_checked_ = repeats_hit_ = 0;
+  }
+}
+
+void LaunchOrderedResidency::record_use(Block& block, std::uint64_t now) {
+  if (const std::uint64_t by_shape = checking_period_; by_shape != 0) {
+    ++stats_.namings_checked;
+    ++repeats_checked_;
+    if (block.uses.contains(now - by_shape)) {
+      ++stats_.namings_repeated;
+      ++repeats_hit_;
+    }
+    // The latest several thousand namings count, the older ones less and less.
+    if (repeats_checked_ >= kRepeatWindow) {
+      repeats_checked_ /= 2;
+      repeats_hit_ /= 2;
+    }
+    blocks_repeat_ = repeats_checked_ >= kRepeatWindow / 4 && 2 * repeats_hit_ >= repeats_checked_;
+  }
+  block.uses.add(now, recording_keep_);
 }
 
 std::vector<AddressRange> LaunchOrderedResidency::last_named() const {

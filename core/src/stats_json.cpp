@@ -158,6 +158,9 @@ json moves_json(const LaunchOrderedStats& m) {
           {"other_device_bytes", m.other_device_bytes},
           {"loop_period", m.loop_period},
           {"shape_loop_period", m.shape_loop_period},
+          {"planning_period", m.planning_period},
+          {"namings_checked", m.namings_checked},
+          {"namings_repeated", m.namings_repeated},
           {"victims_predicted_bytes", m.victims_predicted_bytes},
           {"victims_unpredicted_bytes", m.victims_unpredicted_bytes}};
 }

@@ -273,21 +273,28 @@ std::string OrderedPolicy::detail() const {
   if (!model_) return {};
   const core::LaunchOrderedStats& s = model_->stats();
   const core::LaunchOrderedOptions& o = options_.moves;
+  // Whether the loop of shapes repeated its blocks (checked only once one of 256 or more operations
+  // is known).
+  char repeating[32] = "not checked";
+  if (s.namings_checked != 0)
+    std::snprintf(repeating, sizeof repeating, "%.0f%%",
+                  100.0 * static_cast<double>(s.namings_repeated) / static_cast<double>(s.namings_checked));
   char text[768];
   std::snprintf(
       text, sizeof text,
       "limit %.2f GiB; prefetch %s, discard %s, place %s, swap %s; evicted %.2f GiB in %llu evictions "
       "(%llu waited for), swapped out %.2f GiB, copied back %.2f GiB (%.2f GiB ahead), placed %.2f GiB, "
       "fetched %.2f GiB, "
-      "discarded %.2f GiB; victims %.2f GiB by predicted next use (loop of %llu operations), %.2f GiB "
+      "discarded %.2f GiB; victims %.2f GiB by predicted next use (loop of addresses %llu operations, of "
+      "shapes %llu, blocks repeating with it %s), %.2f GiB "
       "least recently named; the program's thread held %.1f ms in placements and drops",
       gib(limit_bytes_), o.prefetch ? "on" : "off", o.discard_dead ? "on" : "off",
       o.place_fresh ? "on" : "off", o.swap ? "on" : "off", gib(s.evicted_bytes),
       static_cast<unsigned long long>(s.evictions), static_cast<unsigned long long>(s.waited_evictions),
       gib(s.swapped_out_bytes), gib(s.restored_bytes + s.restored_ahead_bytes), gib(s.restored_ahead_bytes),
       gib(s.placed_bytes), gib(s.fetched_bytes), gib(s.discarded_bytes), gib(s.victims_predicted_bytes),
-      static_cast<unsigned long long>(s.loop_period), gib(s.victims_unpredicted_bytes),
-      static_cast<double>(thread_in_calls_ns_) / 1e6);
+      static_cast<unsigned long long>(s.loop_period), static_cast<unsigned long long>(s.shape_loop_period),
+      repeating, gib(s.victims_unpredicted_bytes), static_cast<double>(thread_in_calls_ns_) / 1e6);
   return text;
 }
 

@@ -252,6 +252,27 @@ TEST_CASE("the summary is a compact block ending in the verdict") {
   CHECK(contains(summary, "to host: 90.00 GiB swapped out, 10.00 GiB written back by the driver"));
 }
 
+TEST_CASE("the summary's loop line says which loop planning used, and why not") {
+  ExitReport r = engine_run();
+  LaunchOrderedStats& m = r.runtime->engine->moves;
+  m.shape_loop_period = 1054;
+  m.namings_checked = 1000;
+  m.namings_repeated = 790;
+  m.victims_predicted_bytes = 22 * kGiB;
+  m.restored_ahead_bytes = 20 * kGiB;
+  CHECK(contains(
+      render_summary(r),
+      "loop: 1054 operations, learned from repeated shapes (79% of blocks named a period earlier too); "
+      "victims 22.00 GiB by predicted next use, 20.00 GiB swapped in ahead"));
+  m.victims_predicted_bytes = m.restored_ahead_bytes = 0;
+  m.namings_repeated = 100;
+  CHECK(
+      contains(render_summary(r),
+               "loop: shapes repeat every 1054 operations, blocks do not (10% named a period earlier too)"));
+  m.loop_period = 48;
+  CHECK(contains(render_summary(r), "loop: 48 operations, learned from repeated addresses"));
+}
+
 namespace {
 
 // Every leaf of the document as a dotted path; the keys of "calls" and "launches_by_api" (API

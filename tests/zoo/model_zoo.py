@@ -12,6 +12,7 @@ memory than the card has.
     python3 tests/zoo/model_zoo.py ... --only bert-large cupy     # some workloads
     python3 tests/zoo/model_zoo.py ... --modes "fastest 2x" "lru 2x"  # the 2x runs alone
     python3 tests/zoo/model_zoo.py ... --set evictions_ahead=2        # a setting for every deepum run
+    python3 tests/zoo/model_zoo.py --lib A/libdeepum.so B/libdeepum.so ...  # two builds, one native run
 The modes: default (deepum's defaults, no resident limit), "fastest 1x", "fastest 2x" and "fastest 3x"
 (the fastest settings, resident limit the footprint, half of it, a third of it) and "lru 2x" (2x with
 learn_loop off: victims least recently named, copied back at the launch naming them, as the engine did
@@ -64,8 +65,11 @@ def workloads(sweep: str) -> dict[str, list[str]]:
         "bert-large": [PY, hf, "--model", "bert-large", "--batch", "16", "--seq-len", "512", "--steps", "6"],
         "llama-1b": [PY, hf, "--model", "llama-1b", "--batch", "4", "--seq-len", "512", "--vocab", "32000",
                      "--steps", "6"],
+        "t5-base": [PY, hf, "--model", "t5-base", "--batch", "16", "--seq-len", "512", "--steps", "6"],
         "resnet152": [PY, str(ROOT / "examples/pytorch/train_resnet.py"), "--model", "resnet152", "--batch", "32",
                       "--steps", "6", "--warmup-steps", "1"],
+        "densenet201": [PY, str(ROOT / "examples/pytorch/train_resnet.py"), "--model", "densenet201", "--batch", "32",
+                        "--steps", "6", "--warmup-steps", "1"],
         "gpt2": [PY, str(ROOT / "examples/pytorch/train_gpt2.py"), "--preset", "gpt2-124m", "--batch", "8",
                  "--steps", "6", "--warmup-steps", "1"],
         "cupy": [PY, str(ROOT / "examples/zoo/cupy_loop.py"), "--arrays", "16", "--mib", "256", "--steps", "6"],
@@ -161,9 +165,8 @@ def zoo(args: argparse.Namespace) -> list[dict]:
     logs.mkdir(parents=True, exist_ok=True)
     gbps = link_gbps(Path(args.out))
     rows = []
-    for name, cmd in workloads(args.sweep).items():
-        if args.only and name not in args.only:
-            continue
+    for turn, (name, cmd) in enumerate((n, c) for n, c in workloads(args.sweep).items()
+                                       if not args.only or n in args.only):
         t0 = time.monotonic()
         env = dict(base, **WORKLOAD_ENV.get(name, {}))
         native = Run(cmd, env, None, logs / f"{name}-native.log").go()
@@ -172,23 +175,33 @@ def zoo(args: argparse.Namespace) -> list[dict]:
         if native.exit_code != 0 or not native.steps:
             print(f"{name}: native run failed (exit {native.exit_code}); skipping its deepum runs", flush=True)
             continue
-        deepum = dict(env, LD_PRELOAD=args.lib, DEEPUM_ALLOC_LIMIT=alloc_limit)
-        runs = {"default": {**deepum, **settings}}
-        if native.footprint:
-            for ratio in (1, 2, 3):
-                runs[f"fastest {ratio}x"] = {**deepum, "DEEPUM_RESIDENT_LIMIT": f"{native.footprint // ratio}B",
-                                             **FASTEST, **settings}
-            runs["lru 2x"] = dict(runs["fastest 2x"], DEEPUM_LEARN_LOOP="false")
-        for mode, env in runs.items():
+        for mode, mode_env in deepum_runs(env, native, alloc_limit, settings).items():
             if mode not in args.modes:
                 continue
-            stem = f"{name}-{mode.replace(' ', '-')}"
-            # The statistics beside the log (docs/stats-format.md): where each run's time went.
-            env = dict(env, DEEPUM_STATS_FILE=str(logs / f"{stem}.stats.json"))
-            run = Run(cmd, env, gaps, logs / f"{stem}.log").go()
-            rows.append(row(name, mode, run, native, gbps))
-            print(format_row(rows[-1]), flush=True)
+            # Several builds take turns going first, workload by workload: a call's first run is
+            # often slower.
+            first = turn % len(args.lib)
+            for index in [*range(first, len(args.lib)), *range(first)]:
+                label = mode if len(args.lib) == 1 else f"{mode} [{index + 1}]"
+                stem = f"{name}-{label.replace(' ', '-').replace('[', '').replace(']', '')}"
+                # The statistics beside the log (docs/stats-format.md): where each run's time went.
+                lib_env = dict(mode_env, LD_PRELOAD=args.lib[index], DEEPUM_STATS_FILE=str(logs / f"{stem}.stats.json"))
+                run = Run(cmd, lib_env, gaps, logs / f"{stem}.log").go()
+                rows.append(row(name, label, run, native, gbps))
+                print(format_row(rows[-1]), flush=True)
     return rows
+
+
+def deepum_runs(env: dict[str, str], native: Run, alloc_limit: str, settings: dict[str, str]) -> dict[str, dict]:
+    """Each mode's environment, LD_PRELOAD left for the caller."""
+    deepum = dict(env, DEEPUM_ALLOC_LIMIT=alloc_limit)
+    runs = {"default": {**deepum, **settings}}
+    if native.footprint:
+        for ratio in (1, 2, 3):
+            runs[f"fastest {ratio}x"] = {**deepum, "DEEPUM_RESIDENT_LIMIT": f"{native.footprint // ratio}B",
+                                         **FASTEST, **settings}
+        runs["lru 2x"] = dict(runs["fastest 2x"], DEEPUM_LEARN_LOOP="false")
+    return runs
 
 
 def floor_ms(native: Run, ratio: float, gbps: float) -> float:
@@ -199,7 +212,7 @@ def floor_ms(native: Run, ratio: float, gbps: float) -> float:
 
 def row(name: str, mode: str, run: Run, native: Run, gbps: float) -> dict:
     losses, native_losses = [s[0] for s in run.steps], [s[0] for s in native.steps]
-    ratio = re.search(r"(\d+)x$", mode)
+    ratio = re.search(r"(\d+)x\b", mode)
     floor = floor_ms(native, float(ratio.group(1)), gbps) if ratio else native.median_ms()
     identical = losses == native_losses
     ok = run.exit_code == 0 and not run.watchdog and identical and len(losses) == len(native_losses)
@@ -214,7 +227,7 @@ def row(name: str, mode: str, run: Run, native: Run, gbps: float) -> dict:
 
 def format_row(r: dict) -> str:
     why = r["watchdog"] or ("" if r["identical"] else "losses differ") or (f"exit {r['exit']}" if r["exit"] else "")
-    return (f"{r['workload']:<11} {r['mode']:<11} {r['steps']:>5} {r['median_ms']:>10.1f} {r['x_native']:>7.2f} "
+    return (f"{r['workload']:<11} {r['mode']:<15} {r['steps']:>5} {r['median_ms']:>10.1f} {r['x_native']:>7.2f} "
             f"{r['floor_ms']:>9.1f} {r['x_floor']:>7.2f} {'yes' if r['identical'] else 'NO':>9}  {r['verdict']} {why}")
 
 
@@ -229,7 +242,8 @@ def setting(text: str) -> tuple[str, str]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--lib", required=True, help="libdeepum.so")
+    p.add_argument("--lib", required=True, nargs="+",
+                   help="libdeepum.so; with several, each deepum mode runs with each (rows marked [1], [2], ...)")
     p.add_argument("--sweep", required=True, help="the built tests/programs/sweep")
     p.add_argument("--out", required=True, help="folder for zoo.json and the logs")
     p.add_argument("--only", nargs="*", help="workloads to run (default: all)")
@@ -243,7 +257,7 @@ def main() -> int:
     (out / "zoo.json").write_text(json.dumps(rows, indent=2) + "\n")
     with tarfile.open(out / "zoo-logs.tar.gz", "w:gz") as tar:
         tar.add(out / "logs", arcname="logs")
-    header = (f"{'workload':<11} {'mode':<11} {'steps':>5} {'median ms':>10} {'x nat':>7} {'floor ms':>9} "
+    header = (f"{'workload':<11} {'mode':<15} {'steps':>5} {'median ms':>10} {'x nat':>7} {'floor ms':>9} "
               f"{'x floor':>7} {'identical':>9}  verdict")
     table = "\n".join([header] + [format_row(r) for r in rows])
     (out / "zoo.txt").write_text(table + "\n")

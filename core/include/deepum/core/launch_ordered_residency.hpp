@@ -13,7 +13,6 @@
 // the caller across decision and issue.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -123,11 +122,14 @@ struct LaunchOrderedOptions {
   // Decide LaunchEviction::swap_out/restore/unswap, for live victims up to swap_bytes at once.
   bool swap = false;
   std::uint64_t swap_bytes = 0;
-  // Victims by predicted next use, furthest first, once the program's loop is learned (LoopPeriod,
-  // by its addresses); least recently named where nothing is predicted. Off: least recently named.
+  // Victims by predicted next use, furthest first, once the program's loop is learned (see
+  // LaunchOrderedResidency::planning_period); least recently named where nothing is predicted.
+  // Off: least recently named.
   bool victims_by_next_use = true;
-  // With swapping and a learned loop: copy back ahead what the next operations name (restore_ahead).
+  // With swapping and a learned loop: copy back ahead what the next operations name (restore_ahead),
+  // looking no further than this many operations ahead.
   bool restore_ahead = true;
+  std::uint32_t ahead_operations = 128;
 };
 
 struct LaunchOrderedStats {
@@ -152,10 +154,13 @@ struct LaunchOrderedStats {
   // Victims not swapped because another stream named them (a discard could run under its kernels),
   // or a pointer table holds them (a kernel may use them unnamed).
   std::uint64_t swap_skipped_other_stream_bytes = 0;
-  // The loop's period in operations as last learned from repeated addresses (0: none), which
-  // planning uses; the period of repeated shapes alone (a PyTorch step, whose activations move),
-  // which it does not; and victims' bytes chosen by predicted next use and by least recent naming.
-  std::uint64_t loop_period = 0, shape_loop_period = 0;
+  // The loop's period in operations as last learned from repeated addresses (0: none); the period
+  // of repeated shapes (a PyTorch step, whose activations move); the one planning used last (0:
+  // none); and victims' bytes chosen by predicted next use and by least recent naming.
+  std::uint64_t loop_period = 0, shape_loop_period = 0, planning_period = 0;
+  // Of the 2 MB blocks named while a period was known, how many had been named exactly one
+  // period earlier (the loop repeats its blocks, not only its shapes).
+  std::uint64_t namings_checked = 0, namings_repeated = 0;
   std::uint64_t victims_predicted_bytes = 0, victims_unpredicted_bytes = 0;
   // Swapped blocks copied back ahead of the operation predicted to name them (restore_ahead).
   std::uint64_t restored_ahead_bytes = 0;
@@ -244,6 +249,8 @@ class LaunchOrderedResidency {
   // What the operation decided last named, merged within each allocation (for the move log).
   std::vector<AddressRange> last_named() const;
   const LaunchOrderedStats& stats() const { return stats_; }
+  // The shortest loop of shapes planned with: a step, not a run of identical layers inside one.
+  static constexpr std::uint64_t kMinShapePeriod = 256;
 
  private:
   // A range's part of one 2 MB block (a block two ranges share has a part in each). Kept per range
@@ -251,6 +258,26 @@ class LaunchOrderedResidency {
   // launch callback runs this on every launch.
   struct Range;
   using LruEntry = std::pair<Range*, std::size_t>;  // (range, index of the part)
+  // The operations that named a block lately, oldest first. Those of the last period predict its
+  // next naming: the earliest of them, one period later. A block PyTorch's allocator hands to one
+  // tensor after another is named many times a step, so a few latest namings would not do.
+  class UseHistory {
+   public:
+    // Keeps the namings of the last `keep` operations, at most kMaxUses of them.
+    void add(std::uint64_t now, std::uint64_t keep);
+    // The earliest naming kept after operation `since`; 0: none.
+    std::uint64_t first_after(std::uint64_t since) const;
+    bool contains(std::uint64_t operation) const;
+    // Namings after `since` were dropped to keep kMaxUses: it is named often.
+    bool dropped_after(std::uint64_t since) const { return dropped_ > since; }
+    bool empty() const { return head_ == ops_.size(); }
+    static constexpr std::size_t kMaxUses = 256;
+
+   private:
+    std::vector<std::uint64_t> ops_;  // from head_ on
+    std::size_t head_ = 0;
+    std::uint64_t dropped_ = 0;  // the latest naming dropped while still within `keep`
+  };
   struct Block {
     bool resident = false;
     // Contents dead: the buffer holding the whole block was taken back on `dead_stream`, and none
@@ -273,11 +300,7 @@ class LaunchOrderedResidency {
     bool swapped = false;
     bool ahead = false;  // copied back ahead (restore_ahead), not named since
     std::list<LruEntry>::iterator lru;
-    // The latest operations that named it (a ring; uses_recorded counts every naming): one period
-    // after each, it is named again if the loop holds.
-    static constexpr std::size_t kUses = 6;
-    std::array<std::uint64_t, kUses> uses{};
-    std::uint32_t uses_recorded = 0;
+    UseHistory uses;
   };
   struct Range {
     std::uint64_t address = 0, bytes = 0;
@@ -321,6 +344,10 @@ class LaunchOrderedResidency {
   // The operation after `now` expected to name the block, one loop period after a naming of it (0:
   // none expected: no period learned, or the block missed its predicted naming).
   std::uint64_t predicted_next_use(const Block& block, std::uint64_t now) const;
+  // The loop's period that planning uses (0: none): the loop of addresses, else the loop of shapes
+  // where the blocks repeat with it too (a PyTorch step: its tensors move within the allocator's
+  // segments, its 2 MB blocks are named at the same points of each step).
+  std::uint64_t planning_period() const;
   // Resident parts in the order victims are taken: least recently named first; with a learned
   // loop, those with no predicted use first (least recently named first), then by predicted next
   // use, furthest first.
@@ -328,6 +355,12 @@ class LaunchOrderedResidency {
   std::vector<LruEntry> victim_order(std::uint64_t bytes, std::uint64_t now, std::size_t& unpredicted);
   // Counts operation `now`, by its signatures, for the loop's period.
   void observe(std::uint64_t now, std::uint64_t by_address, std::uint64_t by_shape);
+  // Operations of history kept to predict from: a period's worth, at least a few thousand.
+  std::uint64_t history_length() const;
+  // Before operation `now` names its blocks: what record_use needs, worked out once.
+  void begin_recording(std::uint64_t now);
+  // Operation `now` names the block: kept in its history, and counted for blocks_repeat_.
+  void record_use(Block& block, std::uint64_t now);
 
   // Keeps what operation `now` named (named_), for predicting the operation one period later.
   void remember_named(std::uint64_t now);
@@ -346,6 +379,14 @@ class LaunchOrderedResidency {
   std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
   std::list<LruEntry> lru_;                // resident parts, least recently named first
   LoopPeriod loop_by_address_, loop_by_shape_;
+  // Whether the blocks named lately were named one loop of shapes earlier, mostly (see
+  // planning_period): of the latest namings counted (halved every kRepeatWindow), how many were.
+  static constexpr std::uint64_t kRepeatWindow = 8192;
+  std::uint64_t repeats_period_ = 0, repeats_checked_ = 0, repeats_hit_ = 0;
+  bool blocks_repeat_ = false;
+  // For the operation being named (begin_recording): the history kept, and the loop of shapes its
+  // namings are checked against (0: none).
+  std::uint64_t recording_keep_ = 4096, checking_period_ = 0;
   // What each of the latest operations (about a period of them) named: (range address, part index).
   struct NamedBy {
     std::uint64_t operation = 0;

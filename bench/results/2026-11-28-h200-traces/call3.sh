@@ -1,0 +1,20 @@
+#!/bin/bash
+# Call 3: the GPU tests on the working tree (engine.patch applied), then the loops of arrays (CuPy,
+# the plain CUDA sweep, JAX) at 2x with both builds, as in call 2.
+set -uo pipefail
+d=bench/results/2026-11-28-h200-traces
+nvidia-smi --query-gpu=name,memory.free --format=csv,noheader
+s=$(date +%s)
+rm -rf /tmp/base && mkdir /tmp/base && cp -a . /tmp/base/ && (cd /tmp/base && patch -s -R -p1 < $d/engine.patch) || exit 1
+(cd /tmp/base && DEEPUM_BUILD_TARGETS="deepum sweep" scripts/build.sh /tmp/bb -DDEEPUM_BUILD_TESTS=ON -DDEEPUM_WARNINGS_AS_ERRORS=OFF >/tmp/buildb.log 2>&1 || tail -30 /tmp/buildb.log) &
+(scripts/build.sh /tmp/bn -DDEEPUM_BUILD_TESTS=ON -DDEEPUM_WARNINGS_AS_ERRORS=OFF >/tmp/buildn.log 2>&1 || tail -30 /tmp/buildn.log) &
+wait
+echo "build $(( $(date +%s)-s ))s"
+(cd /tmp/bn && NCCL_NVLS_ENABLE=0 timeout 300 ctest -L gpu -j2 --output-on-failure > $OUT/ctest-gpu.txt 2>&1; echo "ctest exit $?")
+echo "ctest at $(( $(date +%s)-s ))s"
+timeout 200 python3 tests/zoo/model_zoo.py --lib /tmp/bn/lib/libdeepum.so /tmp/bb/lib/libdeepum.so --sweep /tmp/bn/tests/sweep \
+  --out $OUT/zoo --modes "fastest 2x" --only cupy cuda-sweep jax > $OUT/zoo.txt 2>&1
+echo "zoo exit $? at $(( $(date +%s)-s ))s"
+tar czf $OUT/zoo-logs.tar.gz -C $OUT zoo && rm -rf $OUT/zoo
+tail -4 $OUT/ctest-gpu.txt
+tail -10 $OUT/zoo.txt
