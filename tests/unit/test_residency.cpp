@@ -622,9 +622,9 @@ TEST_CASE("a training-like step: victims by next use move less than least recent
 }
 
 namespace {
-// A step of kStepOps operations, each a kernel of its own shape naming one of 16 tensors (operation
-// i names tensor i % 16), the step's pointers `shift(step)` bytes into their tensors: the addresses
-// move every step, as PyTorch's do. Returns the model after `steps` steps under half the tensors.
+// A step of kStepOps operations, each a kernel of its own shape naming half of one of 16 tensors
+// (operation i names tensor i % 16, at tensor_at(step, i % 16)), under a limit of half the tensors:
+// what `steps` steps evicted, and the model's statistics after them.
 struct ShapeLoop {
   static constexpr std::uint64_t kTensors = 16, kStepOps = LaunchOrderedResidency::kMinShapePeriod + 64;
   std::uint64_t evicted_late = 0;         // bytes evicted from the fourth step on
