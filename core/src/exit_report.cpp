@@ -120,10 +120,14 @@ void residency_line(std::string& out, const ExitReport& r) {
 void program_thread_line(std::string& out, const ExitReport& r) {
   const ProgramThreadCost& p = r.runtime->program_thread;
   append_line(
-      out, "  program thread: in deepum {}{} (per launch median {}, p99 {}); in the driver's move calls {}{}",
+      out,
+      "  program thread: in deepum {}{} (per launch median {}, p99 {}); in the driver's move calls {}{}{}",
       format_duration(p.callbacks_ns()), r.run_ns != 0 ? " of a " + format_duration(r.run_ns) + " run" : "",
       format_duration(p.launch_callback.p50_ns), format_duration(p.launch_callback.p99_ns),
       format_duration(p.move_calls_ns()),
+      p.eviction_thread_waits_ns != 0
+          ? ", waiting for the eviction thread " + format_duration(p.eviction_thread_waits_ns)
+          : std::string(),
       p.host_copy_back_ns != 0 ? ", copying swapped blocks back " + format_duration(p.host_copy_back_ns)
                                : std::string());
 }

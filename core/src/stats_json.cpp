@@ -129,7 +129,8 @@ json program_thread_json(const ProgramThreadCost& p) {
             {"prefetches", p.prefetch_calls_ns},
             {"placements", p.placement_calls_ns},
             {"total", p.move_calls_ns()}}},
-          {"host_copy_back_ns", p.host_copy_back_ns}};
+          {"host_copy_back_ns", p.host_copy_back_ns},
+          {"eviction_thread_waits_ns", p.eviction_thread_waits_ns}};
 }
 
 json moves_json(const LaunchOrderedStats& m) {

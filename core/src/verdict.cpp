@@ -156,10 +156,14 @@ std::string thread_move_calls(const ExitReport& r) {
   std::string text = fmt::format(
       "the program's thread was held {} in the driver's move calls (evictions {}, discards {}, prefetches "
       "{}, "
-      "placements {})",
+      "placements {}{})",
       of_run(t.move_calls_ns(), r.run_ns), format_duration(t.eviction_calls_ns),
       format_duration(t.discard_calls_ns), format_duration(t.prefetch_calls_ns),
-      format_duration(t.placement_calls_ns));
+      format_duration(t.placement_calls_ns),
+      t.eviction_thread_waits_ns != 0
+          ? "; waiting for the eviction thread to issue the evictions whose room they need " +
+                format_duration(t.eviction_thread_waits_ns)
+          : std::string());
   const bool evictions_most =
       t.eviction_calls_ns >= std::max({t.discard_calls_ns, t.prefetch_calls_ns, t.placement_calls_ns});
   if (evictions_most && !e.eviction_thread)

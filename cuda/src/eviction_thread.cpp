@@ -82,8 +82,16 @@ std::uint32_t EvictionThread::hand_over(Eviction eviction) {
 }
 
 void EvictionThread::wait_issued(std::uint32_t number) {
-  std::unique_lock lock(mutex_);
-  issued_wake_.wait(lock, [this, number] { return issued(number); });
+  if (issued(number)) return;
+  const auto started = std::chrono::steady_clock::now();
+  {
+    std::unique_lock lock(mutex_);
+    issued_wake_.wait(lock, [this, number] { return issued(number); });
+  }
+  waited_ns_.fetch_add(static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                      std::chrono::steady_clock::now() - started)
+                                                      .count()),
+                       std::memory_order_relaxed);
 }
 
 std::vector<EvictionThread::Failed> EvictionThread::take_failed() {

@@ -65,6 +65,7 @@ core::RuntimeCounters collect_runtime_counters(const cupti_tracer::TracerStats& 
     out.program_thread.prefetch_calls_ns = held.prefetches_ns;
     out.program_thread.placement_calls_ns = held.placements_ns;
     out.program_thread.host_copy_back_ns = evictor->host_copy_back_ns();
+    out.program_thread.eviction_thread_waits_ns = held.eviction_thread_waits_ns;
     out.engine = engine_counters(*evictor);
   }
   return out;

@@ -209,6 +209,10 @@ TEST_CASE("verdict: the largest cost, and the change for it") {
   CHECK(contains(v.text, "drop stream_ordered_eviction_thread=false"));
   held.runtime->engine->eviction_thread = true;
   CHECK(contains(judge(held).text, "raise resident_limit"));
+  CHECK(!contains(judge(held).text, "waiting for the eviction thread"));
+  held.runtime->program_thread.eviction_thread_waits_ns = 4 * kSecond;
+  CHECK(contains(judge(held).text,
+                 "waiting for the eviction thread to issue the evictions whose room they need 4.00 s"));
   held.tracing->gpu_time.waited_ns = 80 * kSecond;  // far more than the thread explains
   CHECK(judge(held).cause == Verdict::Cause::gpu_waits);
 

@@ -47,6 +47,9 @@ struct ProgramThreadCost {
   LatencySummary launch_callback, copy_callback;
   std::uint64_t eviction_calls_ns = 0, discard_calls_ns = 0, prefetch_calls_ns = 0, placement_calls_ns = 0;
   std::uint64_t host_copy_back_ns = 0;  // swapped blocks copied back by the host itself
+  // Waiting for deepum's eviction thread to issue an eviction whose room an operation needs (most
+  // of it inside the move calls above, the rest before the operation goes on).
+  std::uint64_t eviction_thread_waits_ns = 0;
   std::uint64_t callbacks_ns() const { return launch_callback.total_ns + copy_callback.total_ns; }
   std::uint64_t move_calls_ns() const {
     return eviction_calls_ns + discard_calls_ns + prefetch_calls_ns + placement_calls_ns;

@@ -11,9 +11,9 @@
 // needs its room first waits on the host until this thread has issued it (recorded its event),
 // then on the event. A stream waiting on the GPU for a value this thread writes after the moves
 // (cuStreamWaitValue32) would spare the program's thread that wait (1.7 s of a GPT-2 run at 2x), but
-// it deadlocked GPT-2, the CuPy loop and the sweep before their first step: a drop holds its caller
-// while unified-memory work is queued, such as a placement behind the value wait, and the value is
-// written only after the drop (bench/results/2026-11-28-h100).
+// it deadlocked GPT-2, the CuPy loop and the sweep before their first step (bench/results/2026-11-28-h100).
+// Why is not known: in isolation neither a drop nor a placement waits for work queued behind such
+// a value wait (bench/placement_hold_probe.cu).
 //
 // No deadlock: this thread takes no lock a program thread holds, and an eviction waits only for
 // an event recorded before it was handed over.
@@ -66,6 +66,9 @@ class EvictionThread {
   bool issued(std::uint32_t number) const { return issued_.load(std::memory_order_acquire) >= number; }
   // Returns once eviction `number` is issued.
   void wait_issued(std::uint32_t number);
+  // Time callers of wait_issued spent waiting for an eviction not yet issued (the program's
+  // threads, which need its room; a swap is issued once its copies have ended).
+  std::uint64_t waited_ns() const { return waited_ns_.load(std::memory_order_relaxed); }
   // Evictions to the host the driver refused since the last call (their blocks stayed resident;
   // their `done` events were recorded all the same). A swap is never refused: where the driver
   // refuses its copies or drop, the thread copies the blocks into the store itself.
@@ -119,7 +122,7 @@ class EvictionThread {
   std::uint32_t next_number_ = 0;
   bool stopping_ = false;
   std::atomic<std::uint32_t> issued_{0};
-  std::atomic<std::uint64_t> held_ns_{0}, failures_{0};
+  std::atomic<std::uint64_t> held_ns_{0}, waited_ns_{0}, failures_{0};
   std::atomic<bool> abandoned_{false};  // the context is going away: no memory of it is read
 };
 

@@ -169,17 +169,22 @@ class StreamOrderedEvictor {
   // Host time the program's threads spent in the driver's move calls (enqueuing evictions,
   // discards and prefetches, the waits included), in ns: a call that holds the thread leaves the
   // GPU without work.
-  // eviction_thread_ns: the eviction thread's own time in its move calls.
+  // eviction_thread_ns: the eviction thread's own time in its move calls; eviction_thread_waits_ns:
+  // the program's threads' waits for it to issue an eviction.
   struct EnqueueTimes {
     std::uint64_t evictions_ns = 0, discards_ns = 0, prefetches_ns = 0, placements_ns = 0;
-    std::uint64_t eviction_thread_ns = 0;
+    std::uint64_t eviction_thread_ns = 0, eviction_thread_waits_ns = 0;
   };
   EnqueueTimes enqueue_times() const {
     const auto held = [this](Move kind) {
       return enqueue_ns_[static_cast<std::size_t>(kind)].load(std::memory_order_relaxed);
     };
-    return {held(Move::eviction), held(Move::discard), held(Move::prefetch), held(Move::placement),
-            eviction_thread_ ? eviction_thread_->held_ns() : 0};
+    return {held(Move::eviction),
+            held(Move::discard),
+            held(Move::prefetch),
+            held(Move::placement),
+            eviction_thread_ ? eviction_thread_->held_ns() : 0,
+            eviction_thread_ ? eviction_thread_->waited_ns() : 0};
   }
   // Evictions that started after their victims' last users (a progress marker), not after every
   // launch enqueued before the one needing the room.
