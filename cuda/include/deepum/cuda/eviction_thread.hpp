@@ -12,8 +12,10 @@
 // then on the event. A stream waiting on the GPU for a value this thread writes after the moves
 // (cuStreamWaitValue32) would spare the program's thread that wait (1.7 s of a GPT-2 run at 2x), but
 // it deadlocked GPT-2, the CuPy loop and the sweep before their first step (bench/results/2026-11-28-h100).
-// Why is not known: in isolation neither a drop nor a placement waits for work queued behind such
-// a value wait (bench/placement_hold_probe.cu).
+// So did a version in which this thread wrote the number from the host once the eviction had ended,
+// which no GPU queue can hold up (bench/results/2026-11-28-h200-waits). Why is not known: in
+// isolation neither a drop nor a placement waits for work queued behind such a value wait
+// (bench/placement_hold_probe.cu).
 //
 // No deadlock: this thread takes no lock a program thread holds, and an eviction waits only for
 // an event recorded before it was handed over.
