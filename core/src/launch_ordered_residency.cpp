@@ -13,7 +13,8 @@ void LaunchOrderedResidency::on_range_allocated(std::uint64_t address, std::uint
   Range& range = ranges_[address];
   range.address = address;
   range.bytes = bytes;
-  range.blocks.assign(block_of(address + bytes - 1) - block_of(address) + 1, Block{});
+  range.blocks.clear();
+  range.blocks.resize(block_of(address + bytes - 1) - block_of(address) + 1);
   range_bytes_ += bytes;
   // What cudaMalloc returns holds nothing yet.
   if (options_.place_fresh) {
@@ -236,26 +237,60 @@ std::vector<AddressRange> LaunchOrderedResidency::stop_swapping() {
   return unswap_all();
 }
 
-void LaunchOrderedResidency::UseHistory::add(std::uint64_t now, std::uint64_t keep) {
-  ops_.push_back(now);
-  while (ops_[head_] + keep <= now) ++head_;  // `now` itself stays
-  if (ops_.size() - head_ > kMaxUses) dropped_ = ops_[head_++];
-  // The dropped front goes once it is half the storage (amortized O(1) per naming).
-  if (head_ >= 64 && 2 * head_ >= ops_.size()) {
-    ops_.erase(ops_.begin(), ops_.begin() + static_cast<std::ptrdiff_t>(head_));
-    head_ = 0;
+std::uint64_t UseHistory::at(std::size_t i) const {
+  std::size_t slot = head_ + i;
+  if (slot >= capacity_) slot -= capacity_;
+  return slots()[slot];
+}
+
+void UseHistory::pop_oldest() {
+  head_ = static_cast<std::uint16_t>(head_ + 1 == capacity_ ? 0 : head_ + 1);
+  --size_;
+}
+
+void UseHistory::grow() {
+  const std::size_t capacity = capacity_ == kInline ? 8 : 2 * std::size_t{capacity_};
+  auto grown = std::make_unique<std::uint64_t[]>(capacity);
+  for (std::size_t i = 0; i < size_; ++i) grown[i] = at(i);
+  heap_ = std::move(grown);
+  capacity_ = static_cast<std::uint16_t>(capacity);
+  head_ = 0;
+}
+
+void UseHistory::add(std::uint64_t now, std::uint64_t keep) {
+  while (size_ != 0 && at(0) + keep <= now) pop_oldest();
+  if (size_ == kMaxUses) {
+    dropped_ = at(0);
+    pop_oldest();
   }
+  if (size_ == capacity_) grow();
+  std::size_t slot = head_ + size_;
+  if (slot >= capacity_) slot -= capacity_;
+  slots()[slot] = now;
+  ++size_;
 }
 
-std::uint64_t LaunchOrderedResidency::UseHistory::first_after(std::uint64_t since) const {
-  const auto begin = ops_.begin() + static_cast<std::ptrdiff_t>(head_);
-  const auto it = std::upper_bound(begin, ops_.end(), since);
-  return it == ops_.end() ? 0 : *it;
+std::size_t UseHistory::first_not_before(std::uint64_t operation) const {
+  std::size_t low = 0, high = size_;  // kept in rising order
+  while (low < high) {
+    const std::size_t middle = (low + high) / 2;
+    if (at(middle) < operation) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  return low;
 }
 
-bool LaunchOrderedResidency::UseHistory::contains(std::uint64_t operation) const {
-  const auto begin = ops_.begin() + static_cast<std::ptrdiff_t>(head_);
-  return std::binary_search(begin, ops_.end(), operation);
+std::uint64_t UseHistory::first_after(std::uint64_t since) const {
+  const std::size_t i = first_not_before(since + 1);
+  return i == size_ ? 0 : at(i);
+}
+
+bool UseHistory::contains(std::uint64_t operation) const {
+  const std::size_t i = first_not_before(operation);
+  return i != size_ && at(i) == operation;
 }
 
 std::uint64_t LaunchOrderedResidency::planning_period() const {
@@ -267,8 +302,8 @@ std::uint64_t LaunchOrderedResidency::planning_period() const {
   return by_shape >= kMinShapePeriod && blocks_repeat_ ? by_shape : 0;
 }
 
-std::uint64_t LaunchOrderedResidency::predicted_next_use(const Block& block, std::uint64_t now) const {
-  const std::uint64_t period = planning_period();
+std::uint64_t LaunchOrderedResidency::predicted_next_use(const Block& block, std::uint64_t now,
+                                                         std::uint64_t period) {
   if (period == 0 || block.uses.empty()) return 0;
   const std::uint64_t since = now > period ? now - period : 0;
   // Named more often in the last period than the history keeps: named again soon.
@@ -283,7 +318,7 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
                                                                                    std::size_t& unpredicted) {
   std::vector<LruEntry> order;
   order.reserve(lru_.size());
-  const bool predicting = options_.victims_by_next_use && planning_period() != 0;
+  const std::uint64_t period = options_.victims_by_next_use ? planning_period() : 0;
   struct Predicted {
     std::uint64_t next_use;
     std::size_t lru_position;  // ties go least recently named first, whatever the sort's internals
@@ -293,7 +328,7 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
   for (const LruEntry& entry : lru_) {
     const Block& block = entry.first->blocks[entry.second];
     if (block.named_at == now) continue;  // the operation about to run needs it
-    const std::uint64_t next = predicting ? predicted_next_use(block, now) : 0;
+    const std::uint64_t next = predicted_next_use(block, now, period);
     if (next == 0) {
       order.push_back(entry);
     } else {

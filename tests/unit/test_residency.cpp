@@ -1,6 +1,7 @@
 // ResidencyMap, FaultAttributor, LaunchQueue and EventPipeline on fabricated event streams.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <map>
@@ -562,6 +563,40 @@ std::uint64_t cyclic_loop_evictions(bool by_next_use, std::uint64_t tensors, std
   return model.stats().evicted_bytes - evicted_before;
 }
 }  // namespace
+
+TEST_CASE("a block's history keeps its namings of the last period, at most kMaxUses, as a queue would") {
+  // Against a plain queue, through the ring's growth out of the block, its wrap-arounds, namings
+  // leaving the period and namings dropped past kMaxUses.
+  for (const std::uint64_t keep : {std::uint64_t{5}, std::uint64_t{40}, std::uint64_t{4096}}) {
+    UseHistory history;
+    std::deque<std::uint64_t> expected;
+    std::uint64_t dropped = 0, now = 0, state = keep;
+    const auto next_random = [&state](std::uint64_t below) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      return (state >> 33) % below;
+    };
+    for (int i = 0; i < 3000; ++i) {
+      now += 1 + (i % 700 < 350 ? 0 : next_random(8));  // runs of consecutive namings, then gaps
+      history.add(now, keep);
+      while (!expected.empty() && expected.front() + keep <= now) expected.pop_front();
+      expected.push_back(now);
+      if (expected.size() > UseHistory::kMaxUses) {
+        dropped = expected.front();
+        expected.pop_front();
+      }
+      REQUIRE(history.size() == expected.size());
+      const std::uint64_t since = now - std::min(now, next_random(keep + 2));
+      const auto first = std::upper_bound(expected.begin(), expected.end(), since);
+      CHECK(history.first_after(since) == (first == expected.end() ? 0 : *first));
+      CHECK(history.dropped_after(since) == (dropped > since));
+      const std::uint64_t operation = now - std::min(now, next_random(keep + 2));
+      CHECK(history.contains(operation) == std::binary_search(expected.begin(), expected.end(), operation));
+    }
+    CHECK(!history.empty());
+    if (keep == 4096) CHECK(history.size() == UseHistory::kMaxUses);
+    if (keep == 5) CHECK(history.size() <= 5);
+  }
+}
 
 TEST_CASE("in a loop, victims by predicted next use move half what least recently named ones do") {
   // Sixteen tensors under a limit of eight: the least recently named is always the next one the

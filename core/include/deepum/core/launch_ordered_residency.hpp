@@ -17,6 +17,7 @@
 #include <deque>
 #include <list>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -169,6 +170,39 @@ struct LaunchOrderedStats {
   std::uint64_t other_device_uses = 0, other_device_bytes = 0;
 };
 
+// The operations that named a block lately, oldest first. Those of the last period predict its
+// next naming: the earliest of them, one period later. A block PyTorch's allocator hands to one
+// tensor after another is named many times a step, so a few latest namings would not do.
+class UseHistory {
+ public:
+  // Keeps the namings of the last `keep` operations, at most kMaxUses of them.
+  void add(std::uint64_t now, std::uint64_t keep);
+  // The earliest naming kept after operation `since`; 0: none.
+  std::uint64_t first_after(std::uint64_t since) const;
+  bool contains(std::uint64_t operation) const;
+  // Namings after `since` were dropped to keep kMaxUses: it is named often.
+  bool dropped_after(std::uint64_t since) const { return dropped_ > since; }
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  static constexpr std::size_t kMaxUses = 256;
+
+ private:
+  // A ring, oldest first: in the block itself while it fits, so naming most blocks (a few
+  // namings a period) touches no memory beside the block (the launch callback names every
+  // block of every tensor); on the heap past that, its capacity doubled up to kMaxUses.
+  static constexpr std::uint16_t kInline = 3;
+  std::uint64_t* slots() { return heap_ ? heap_.get() : inline_; }
+  const std::uint64_t* slots() const { return heap_ ? heap_.get() : inline_; }
+  std::uint64_t at(std::size_t i) const;                        // the i-th oldest kept
+  std::size_t first_not_before(std::uint64_t operation) const;  // index of the oldest >= it
+  void pop_oldest();
+  void grow();
+  std::uint64_t inline_[kInline] = {};
+  std::unique_ptr<std::uint64_t[]> heap_;
+  std::uint16_t capacity_ = kInline, head_ = 0, size_ = 0;
+  std::uint64_t dropped_ = 0;  // the latest naming dropped while still within `keep`
+};
+
 class LaunchOrderedResidency {
  public:
   // Evictions free at least `batch` below the limit, so they come once per batch, not per launch;
@@ -258,26 +292,6 @@ class LaunchOrderedResidency {
   // launch callback runs this on every launch.
   struct Range;
   using LruEntry = std::pair<Range*, std::size_t>;  // (range, index of the part)
-  // The operations that named a block lately, oldest first. Those of the last period predict its
-  // next naming: the earliest of them, one period later. A block PyTorch's allocator hands to one
-  // tensor after another is named many times a step, so a few latest namings would not do.
-  class UseHistory {
-   public:
-    // Keeps the namings of the last `keep` operations, at most kMaxUses of them.
-    void add(std::uint64_t now, std::uint64_t keep);
-    // The earliest naming kept after operation `since`; 0: none.
-    std::uint64_t first_after(std::uint64_t since) const;
-    bool contains(std::uint64_t operation) const;
-    // Namings after `since` were dropped to keep kMaxUses: it is named often.
-    bool dropped_after(std::uint64_t since) const { return dropped_ > since; }
-    bool empty() const { return head_ == ops_.size(); }
-    static constexpr std::size_t kMaxUses = 256;
-
-   private:
-    std::vector<std::uint64_t> ops_;  // from head_ on
-    std::size_t head_ = 0;
-    std::uint64_t dropped_ = 0;  // the latest naming dropped while still within `keep`
-  };
   struct Block {
     bool resident = false;
     // Contents dead: the buffer holding the whole block was taken back on `dead_stream`, and none
@@ -341,9 +355,9 @@ class LaunchOrderedResidency {
   // (into `discard`), then the least recently named (into `evict`); merged into address ranges
   // within one allocation each.
   void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
-  // The operation after `now` expected to name the block, one loop period after a naming of it (0:
-  // none expected: no period learned, or the block missed its predicted naming).
-  std::uint64_t predicted_next_use(const Block& block, std::uint64_t now) const;
+  // The operation after `now` expected to name the block, one loop `period` after a naming of it
+  // (0: none expected: no period learned, or the block missed its predicted naming).
+  static std::uint64_t predicted_next_use(const Block& block, std::uint64_t now, std::uint64_t period);
   // The loop's period that planning uses (0: none): the loop of addresses, else the loop of shapes
   // where the blocks repeat with it too (a PyTorch step: its tensors move within the allocator's
   // segments, its 2 MB blocks are named at the same points of each step).
