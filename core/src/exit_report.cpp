@@ -126,7 +126,8 @@ void program_thread_line(std::string& out, const ExitReport& r) {
       format_duration(p.launch_callback.p50_ns), format_duration(p.launch_callback.p99_ns),
       format_duration(p.move_calls_ns()),
       p.eviction_thread_waits_ns != 0
-          ? ", waiting for the eviction thread " + format_duration(p.eviction_thread_waits_ns)
+          ? ", waiting for the eviction thread " + format_duration(p.eviction_thread_waits_ns) +
+                " (most of it within them)"
           : std::string(),
       p.host_copy_back_ns != 0 ? ", copying swapped blocks back " + format_duration(p.host_copy_back_ns)
                                : std::string());

@@ -1,6 +1,7 @@
 #include "deepum/core/launch_ordered_residency.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace deepum::core {
@@ -237,6 +238,17 @@ std::vector<AddressRange> LaunchOrderedResidency::stop_swapping() {
   return unswap_all();
 }
 
+UseHistory& UseHistory::operator=(UseHistory&& other) noexcept {
+  if (this == &other) return *this;
+  std::copy(std::begin(other.inline_), std::end(other.inline_), std::begin(inline_));
+  heap_ = std::move(other.heap_);
+  capacity_ = std::exchange(other.capacity_, kInline);
+  head_ = std::exchange(other.head_, std::uint16_t{0});
+  size_ = std::exchange(other.size_, std::uint16_t{0});
+  dropped_ = std::exchange(other.dropped_, 0);
+  return *this;
+}
+
 std::uint64_t UseHistory::at(std::size_t i) const {
   std::size_t slot = head_ + i;
   if (slot >= capacity_) slot -= capacity_;
@@ -284,6 +296,7 @@ std::size_t UseHistory::first_not_before(std::uint64_t operation) const {
 }
 
 std::uint64_t UseHistory::first_after(std::uint64_t since) const {
+  if (since == UINT64_MAX) return 0;
   const std::size_t i = first_not_before(since + 1);
   return i == size_ ? 0 : at(i);
 }

@@ -162,7 +162,7 @@ std::string thread_move_calls(const ExitReport& r) {
       format_duration(t.placement_calls_ns),
       t.eviction_thread_waits_ns != 0
           ? "; waiting for the eviction thread to issue the evictions whose room they need " +
-                format_duration(t.eviction_thread_waits_ns)
+                format_duration(t.eviction_thread_waits_ns) + ", most of it within these"
           : std::string());
   const bool evictions_most =
       t.eviction_calls_ns >= std::max({t.discard_calls_ns, t.prefetch_calls_ns, t.placement_calls_ns});

@@ -565,9 +565,11 @@ std::uint64_t cyclic_loop_evictions(bool by_next_use, std::uint64_t tensors, std
 }  // namespace
 
 TEST_CASE("a block's history keeps its namings of the last period, at most kMaxUses, as a queue would") {
-  // Against a plain queue, through the ring's growth out of the block, its wrap-arounds, namings
-  // leaving the period and namings dropped past kMaxUses.
-  for (const std::uint64_t keep : {std::uint64_t{5}, std::uint64_t{40}, std::uint64_t{4096}}) {
+  // Against a plain queue, through the ring's wrap-arounds in the block and on the heap, its
+  // growth from a wrapped ring, repeated namings, namings leaving the period and namings dropped
+  // past kMaxUses.
+  for (const std::uint64_t keep :
+       {std::uint64_t{3}, std::uint64_t{5}, std::uint64_t{40}, std::uint64_t{4096}}) {
     UseHistory history;
     std::deque<std::uint64_t> expected;
     std::uint64_t dropped = 0, now = 0, state = keep;
@@ -576,7 +578,7 @@ TEST_CASE("a block's history keeps its namings of the last period, at most kMaxU
       return (state >> 33) % below;
     };
     for (int i = 0; i < 3000; ++i) {
-      now += 1 + (i % 700 < 350 ? 0 : next_random(8));  // runs of consecutive namings, then gaps
+      now += i % 700 < 350 ? next_random(8) : 1;  // gaps (and repeats), then runs of consecutive namings
       history.add(now, keep);
       while (!expected.empty() && expected.front() + keep <= now) expected.pop_front();
       expected.push_back(now);
@@ -594,7 +596,13 @@ TEST_CASE("a block's history keeps its namings of the last period, at most kMaxU
     }
     CHECK(!history.empty());
     if (keep == 4096) CHECK(history.size() == UseHistory::kMaxUses);
-    if (keep == 5) CHECK(history.size() <= 5);
+    // Moved: the namings go along, and what is left is an empty history that works.
+    UseHistory moved = std::move(history);
+    CHECK(moved.size() == expected.size());
+    CHECK(moved.contains(expected.back()));
+    CHECK(history.empty());
+    history.add(now + 1, keep);
+    CHECK(history.first_after(now) == now + 1);
   }
 }
 

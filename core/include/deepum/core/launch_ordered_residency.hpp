@@ -175,6 +175,10 @@ struct LaunchOrderedStats {
 // tensor after another is named many times a step, so a few latest namings would not do.
 class UseHistory {
  public:
+  UseHistory() = default;
+  // A moved-from history is empty (its ring back in the block).
+  UseHistory(UseHistory&& other) noexcept { *this = std::move(other); }
+  UseHistory& operator=(UseHistory&& other) noexcept;
   // Keeps the namings of the last `keep` operations, at most kMaxUses of them.
   void add(std::uint64_t now, std::uint64_t keep);
   // The earliest naming kept after operation `since`; 0: none.
