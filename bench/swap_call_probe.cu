@@ -12,6 +12,11 @@
 //   both_ways_kernel_in: copy out by the copy engines beside the copy in by a kernel
 //   both_ways_kernels: both copies by kernels; kernel_in_beside_device_out: the copy in by a kernel
 //                    beside a copy engine's copy out of device (not managed) memory
+//   place_staged_in_held_N: a placement and deepum's copy back through a device buffer, N blocks a
+//                    piece (two batched calls each), behind a 5 ms kernel; *_beside_copies_out and
+//                    *_beside_swaps: the same (N = 16) while a thread in a context of its own copies
+//                    another array out through a buffer of its own, waits, and (swaps) drops it
+//                    and places it back, over and over, as deepum's eviction thread does
 //   both_ways_staged: both ways through device buffers, in 32 MiB pieces (only the copies between
 //                    device memory and the arrays touch managed memory); managed_to_device: that copy
 //   *_beside_copy_out: a placement, a discard or a copy in, issued while a copy out runs
@@ -23,9 +28,12 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "managed_bench.hpp"
@@ -98,6 +106,98 @@ void batch_copy(char* managed, char* pinned, size_t bytes, bool to_host, bool hi
   CHECK_CU(cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), sizes.size(), &attributes, &first, 1,
                               reinterpret_cast<CUstream>(stream)));
 }
+
+// As deepum swaps blocks out or copies them back: through a device buffer, `piece` blocks at a
+// time, each piece one batched call between pinned memory and the buffer and one between the
+// buffer and the managed blocks, the operands' locations hinted.
+void staged_batches(char* managed, char* pinned, CUdeviceptr stage, size_t bytes, size_t piece, bool to_host,
+                    CUdevice device, CUstream stream) {
+  CUmemLocation on_gpu{}, on_host{};
+  on_gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  on_gpu.id = device;
+  on_host.type = CU_MEM_LOCATION_TYPE_HOST;
+  const auto batch = [&](std::vector<CUdeviceptr>& dsts, std::vector<CUdeviceptr>& srcs, CUmemLocation from,
+                         CUmemLocation to) {
+    std::vector<size_t> sizes(dsts.size(), kBlock);
+    CUmemcpyAttributes attributes{};
+    attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    attributes.srcLocHint = from;
+    attributes.dstLocHint = to;
+    size_t first = 0;
+    CHECK_CU(cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), sizes.size(), &attributes, &first, 1,
+                                stream));
+  };
+  for (size_t start = 0; start < bytes; start += piece * kBlock) {
+    std::vector<CUdeviceptr> staged, in_pinned, in_managed;
+    for (size_t at = start; at < std::min(bytes, start + piece * kBlock); at += kBlock) {
+      staged.push_back(stage + (at - start));
+      in_pinned.push_back(reinterpret_cast<CUdeviceptr>(pinned + at));
+      in_managed.push_back(reinterpret_cast<CUdeviceptr>(managed + at));
+    }
+    if (to_host) {
+      batch(staged, in_managed, on_gpu, on_gpu);
+      batch(in_pinned, staged, on_gpu, on_host);
+    } else {
+      batch(staged, in_pinned, on_host, on_gpu);
+      batch(in_managed, staged, on_gpu, on_gpu);
+    }
+  }
+}
+
+// What deepum's eviction thread does, over and over, from a thread in a context of its own:
+// `array` copied out through a device buffer of its own, 16 blocks a piece, waited for on the
+// host, then (with `drops`) dropped and placed back on the GPU.
+class BackgroundSwaps {
+ public:
+  BackgroundSwaps(char* array, size_t bytes, CUdevice device, bool drops) {
+    thread_ = std::thread([this, array, bytes, device, drops] { run(array, bytes, device, drops); });
+    while (!started_.load()) std::this_thread::yield();
+  }
+  ~BackgroundSwaps() {
+    stop_.store(true);
+    thread_.join();
+  }
+  BackgroundSwaps(const BackgroundSwaps&) = delete;
+  BackgroundSwaps& operator=(const BackgroundSwaps&) = delete;
+  long rounds() const { return rounds_.load(); }
+
+ private:
+  void run(char* array, size_t bytes, CUdevice device, bool drops) {
+    CUcontext context = nullptr;
+    CHECK_CU(cuCtxCreate(&context, nullptr, 0, device));
+    CUstream stream = nullptr;
+    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr stage = 0;
+    CHECK_CU(cuMemAlloc(&stage, 16 * kBlock));
+    void* pinned = nullptr;
+    CHECK_CU(cuMemAllocHost(&pinned, bytes));
+    CUmemLocation on_gpu{};
+    on_gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    on_gpu.id = device;
+    started_.store(true);
+    while (!stop_.load()) {
+      staged_batches(array, static_cast<char*>(pinned), stage, bytes, 16, true, device, stream);
+      CHECK_CU(cuStreamSynchronize(stream));
+      if (drops) {
+        CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(array);
+        size_t size = bytes, index = 0;
+        CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, stream));
+        CHECK_CU(cuStreamSynchronize(stream));
+        CHECK_CU(cuMemDiscardAndPrefetchBatchAsync(&pointer, &size, 1, &on_gpu, &index, 1, 0, stream));
+        CHECK_CU(cuStreamSynchronize(stream));
+      }
+      rounds_.fetch_add(1);
+    }
+    CHECK_CU(cuMemFreeHost(pinned));
+    CHECK_CU(cuMemFree(stage));
+    CHECK_CU(cuStreamDestroy(stream));
+    CHECK_CU(cuCtxDestroy(context));
+  }
+
+  std::thread thread_;
+  std::atomic<bool> started_{false}, stop_{false};
+  std::atomic<long> rounds_{0};
+};
 
 // A copy by the GPU's own threads: reads pinned host memory through its mapping, writes the array.
 __global__ void copy_kernel(const int4* from, int4* to, size_t count) {
@@ -304,6 +404,55 @@ int main(int argc, char** argv) {
     if (show) print(row);
     row = timed("copy_in", bytes, s2, false, [&] { copy_in(b, pinned_b, bytes, s2); });
     if (show) print(row);
+    {
+      // deepum's copies back: placed, then staged in pieces of 16 blocks (its 32 MiB buffer) or more.
+      char* stage = nullptr;
+      CHECK_CUDA(cudaMalloc(&stage, bytes));
+      for (size_t piece : {16, 64, 128}) {
+        CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(b);
+        size_t size = bytes;
+        CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(s2)));
+        char name[48];
+        std::snprintf(name, sizeof name, "place_staged_in_held_%zu", piece);
+        row = timed(name, bytes, s2, true, [&] {
+          place(b, bytes, gpu, s2);
+          staged_batches(b, pinned_b, reinterpret_cast<CUdeviceptr>(stage), bytes, piece, false, device,
+                         reinterpret_cast<CUstream>(s2));
+        });
+        if (show) print(row);
+      }
+      // The same beside deepum's eviction thread at work in a context of its own (median of 7).
+      char* d = nullptr;
+      CHECK_CUDA(cudaMallocManaged(&d, bytes));
+      for (const bool drops : {false, true}) {
+        resident(d);
+        BackgroundSwaps swaps(d, bytes, device, drops);
+        std::vector<Row> rows;
+        for (int i = 0; i < 7; ++i) {
+          CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(b);
+          size_t size = bytes;
+          CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(s2)));
+          rows.push_back(timed(drops ? "place_staged_in_beside_swaps" : "place_staged_in_beside_copies_out",
+                               bytes, s2, true, [&] {
+                                 place(b, bytes, gpu, s2);
+                                 staged_batches(b, pinned_b, reinterpret_cast<CUdeviceptr>(stage), bytes, 16,
+                                                false, device, reinterpret_cast<CUstream>(s2));
+                               }));
+        }
+        std::sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.host_ms < y.host_ms; });
+        if (show) {
+          print(rows[rows.size() / 2]);
+          std::printf("  (the thread beside: %ld rounds; host ms of the 7: min %.3f max %.3f)\n",
+                      swaps.rounds(), rows.front().host_ms, rows.back().host_ms);
+        }
+      }
+      CHECK_CUDA(cudaFree(d));
+      CHECK_CUDA(cudaFree(stage));
+      if (std::memcmp(pinned_b, b, bytes) != 0) {
+        std::fprintf(stderr, "swap_call_probe: the staged copy back does not match\n");
+        return 1;
+      }
+    }
     resident(a);
     CHECK_CUDA(cudaDeviceSynchronize());
     const auto start = Clock::now();

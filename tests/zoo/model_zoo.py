@@ -20,8 +20,10 @@ before it learned loops).
 
 Each Rx row also shows the floor, max(native step, (F - F/R) / B): F the native footprint, B the
 pinned-copy rate per direction with both directions at once (bench/pinned_copy_rate.py), measured at
-the start of the same run. The table comes last; DIR gets zoo.json and every run's log in
-zoo-logs.tar.gz.
+the start of the same run. Each deepum row ends with the program thread's time in deepum from the
+run's statistics (docs/stats-format.md): per launch at the median and the 99th percentile, and in the
+driver's move calls per step (the run's total over its steps). The table comes last; DIR gets
+zoo.json and every run's log and statistics in zoo-logs.tar.gz.
 
 The runs do not inherit DEEPUM_* variables (each mode sets its own); --set gives every deepum run a
 setting (docs/configuration.md's keys, as DEEPUM_<KEY>).
@@ -187,7 +189,7 @@ def zoo(args: argparse.Namespace) -> list[dict]:
                 # The statistics beside the log (docs/stats-format.md): where each run's time went.
                 lib_env = dict(mode_env, LD_PRELOAD=args.lib[index], DEEPUM_STATS_FILE=str(logs / f"{stem}.stats.json"))
                 run = Run(cmd, lib_env, gaps, logs / f"{stem}.log").go()
-                rows.append(row(name, label, run, native, gbps))
+                rows.append(row(name, label, run, native, gbps, program_thread(logs / f"{stem}.stats.json")))
                 print(format_row(rows[-1]), flush=True)
     return rows
 
@@ -210,25 +212,51 @@ def floor_ms(native: Run, ratio: float, gbps: float) -> float:
     return max(native.median_ms(), moved / (gbps * 1e9) * 1e3 if gbps > 0 else 0.0)
 
 
-def row(name: str, mode: str, run: Run, native: Run, gbps: float) -> dict:
+def program_thread(stats: Path) -> dict:
+    """The program thread's time in deepum, from a run's statistics file; empty where it has none."""
+    try:
+        thread = json.loads(stats.read_text())["program_thread"]
+        launches = thread["launch_callback"]
+        return {"launch_p50_us": launches["p50_ns"] / 1e3, "launch_p99_us": launches["p99_ns"] / 1e3,
+                "move_calls_ms": thread["move_calls_ns"]["total"] / 1e6}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def row(name: str, mode: str, run: Run, native: Run, gbps: float, thread: dict | None = None) -> dict:
     losses, native_losses = [s[0] for s in run.steps], [s[0] for s in native.steps]
     ratio = re.search(r"(\d+)x\b", mode)
     floor = floor_ms(native, float(ratio.group(1)), gbps) if ratio else native.median_ms()
     identical = losses == native_losses
     ok = run.exit_code == 0 and not run.watchdog and identical and len(losses) == len(native_losses)
+    thread = thread or {}
+    moves = thread.get("move_calls_ms")
     return {
         "workload": name, "mode": mode, "steps": len(losses), "exit": run.exit_code, "watchdog": run.watchdog,
         "median_ms": run.median_ms(), "x_native": run.median_ms() / native.median_ms(),
         "floor_ms": floor, "x_floor": run.median_ms() / floor, "link_gbps": gbps,
         "footprint_bytes": run.footprint, "losses": losses, "identical": identical,
+        "launch_p50_us": thread.get("launch_p50_us"), "launch_p99_us": thread.get("launch_p99_us"),
+        "move_calls_ms_per_step": moves / len(losses) if moves is not None and losses else None,
         "verdict": "PASS" if ok else "FAIL",
     }
 
 
+HEADER = (f"{'workload':<11} {'mode':<15} {'steps':>5} {'median ms':>10} {'x nat':>7} {'floor ms':>9} "
+          f"{'x floor':>7} {'identical':>9}  verdict {'launch p50 us':>13} {'p99 us':>9} {'moves ms/step':>13}")
+
+
 def format_row(r: dict) -> str:
     why = r["watchdog"] or ("" if r["identical"] else "losses differ") or (f"exit {r['exit']}" if r["exit"] else "")
+
+    def number(key: str, width: int) -> str:
+        value = r.get(key)
+        return f"{value:>{width}.1f}" if value is not None else f"{'-':>{width}}"
+
     return (f"{r['workload']:<11} {r['mode']:<15} {r['steps']:>5} {r['median_ms']:>10.1f} {r['x_native']:>7.2f} "
-            f"{r['floor_ms']:>9.1f} {r['x_floor']:>7.2f} {'yes' if r['identical'] else 'NO':>9}  {r['verdict']} {why}")
+            f"{r['floor_ms']:>9.1f} {r['x_floor']:>7.2f} {'yes' if r['identical'] else 'NO':>9}  {r['verdict']:<7} "
+            f"{number('launch_p50_us', 13)} {number('launch_p99_us', 9)} {number('move_calls_ms_per_step', 13)}"
+            f"{' ' + why if why else ''}")
 
 
 def setting(text: str) -> tuple[str, str]:
@@ -257,9 +285,7 @@ def main() -> int:
     (out / "zoo.json").write_text(json.dumps(rows, indent=2) + "\n")
     with tarfile.open(out / "zoo-logs.tar.gz", "w:gz") as tar:
         tar.add(out / "logs", arcname="logs")
-    header = (f"{'workload':<11} {'mode':<15} {'steps':>5} {'median ms':>10} {'x nat':>7} {'floor ms':>9} "
-              f"{'x floor':>7} {'identical':>9}  verdict")
-    table = "\n".join([header] + [format_row(r) for r in rows])
+    table = "\n".join([HEADER] + [format_row(r) for r in rows])
     (out / "zoo.txt").write_text(table + "\n")
     print(table)
     return 0 if all(r["verdict"] == "PASS" for r in rows) else 1

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""tests/zoo/model_zoo.py's rows on fabricated runs (no GPU, standard library only): the floor at the
+slower direction's both-ways rate, the program thread's time in deepum read from a run's statistics
+(per launch at the median and p99, in move calls per step), and a dash where a run left none."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ZOO = Path(__file__).resolve().parents[2] / "tests" / "zoo" / "model_zoo.py"
+spec = importlib.util.spec_from_file_location("model_zoo", ZOO)
+model_zoo = importlib.util.module_from_spec(spec)
+sys.modules["model_zoo"] = model_zoo
+spec.loader.exec_module(model_zoo)
+GIB = 2**30
+
+
+def run(step_ms: list[float], losses: list[str], footprint: int = 0) -> "model_zoo.Run":
+    r = model_zoo.Run([], {}, None, Path("/dev/null"))
+    r.steps = [(loss, ms, float(i)) for i, (loss, ms) in enumerate(zip(losses, step_ms))]
+    r.footprint, r.exit_code = footprint, 0
+    return r
+
+
+def stats(launch_p50_ns: int, launch_p99_ns: int, move_calls_ns: int) -> dict:
+    return {"program_thread": {"launch_callback": {"p50_ns": launch_p50_ns, "p99_ns": launch_p99_ns},
+                               "move_calls_ns": {"total": move_calls_ns, "placements": move_calls_ns}}}
+
+
+class ZooRows(unittest.TestCase):
+    def setUp(self) -> None:
+        self.native = run([300.0, 100.0, 100.0, 100.0], ["1.0", "0.9", "0.8", "0.7"], footprint=20 * GIB)
+
+    def test_thread_columns_from_the_statistics(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "gpt2-fastest-2x.stats.json"
+            path.write_text(json.dumps(stats(10_240, 6_291_456, 2_000_000_000)))
+            thread = model_zoo.program_thread(path)
+        self.assertEqual(thread, {"launch_p50_us": 10.24, "launch_p99_us": 6291.456, "move_calls_ms": 2000.0})
+        deepum = run([900.0, 400.0, 410.0, 420.0], ["1.0", "0.9", "0.8", "0.7"])
+        r = model_zoo.row("gpt2", "fastest 2x", deepum, self.native, 50.0, thread)
+        self.assertEqual(r["move_calls_ms_per_step"], 500.0)  # 2 s over the run's four steps
+        # The floor: 10 GiB each way at 50 GB/s, over the native step.
+        self.assertAlmostEqual(r["floor_ms"], 10 * GIB / 50e9 * 1e3)
+        self.assertEqual(r["verdict"], "PASS")
+        line = model_zoo.format_row(r)
+        self.assertEqual(line.split()[-3:], ["10.2", "6291.5", "500.0"])
+        self.assertEqual(len(line), len(model_zoo.HEADER))  # each column under its name
+
+    def test_a_dash_where_a_run_left_no_statistics(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            missing = model_zoo.program_thread(Path(d) / "none.stats.json")
+            broken = Path(d) / "broken.stats.json"
+            broken.write_text("{\"program_thread\": {}}")
+            self.assertEqual(model_zoo.program_thread(broken), {})
+        self.assertEqual(missing, {})
+        differs = run([900.0, 400.0, 410.0, 420.0], ["1.0", "0.9", "0.8", "0.6"])
+        r = model_zoo.row("gpt2", "fastest 2x", differs, self.native, 50.0, missing)
+        line = model_zoo.format_row(r)
+        self.assertEqual(r["verdict"], "FAIL")
+        self.assertTrue(line.endswith("-             - losses differ"), line)
+        native_line = model_zoo.format_row(model_zoo.row("gpt2", "native", self.native, self.native, 50.0))
+        self.assertEqual(native_line.split()[-3:], ["-", "-", "-"])
+
+
+if __name__ == "__main__":
+    unittest.main()
