@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """tests/zoo/model_zoo.py's rows on fabricated runs (no GPU, standard library only): the floor at the
 slower direction's both-ways rate, the program thread's time in deepum read from a run's statistics
-(per launch at the median and p99, in move calls per step), and a dash where a run left none."""
+(per launch at the median and p99, in move calls per step), and a dash where a run left none; every
+workload runs the steps asked for, and fewer than two are refused."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -66,6 +68,18 @@ class ZooRows(unittest.TestCase):
         self.assertTrue(line.endswith("-             - losses differ"), line)
         native_line = model_zoo.format_row(model_zoo.row("gpt2", "native", self.native, self.native, 50.0))
         self.assertEqual(native_line.split()[-3:], ["-", "-", "-"])
+
+
+class ZooSteps(unittest.TestCase):
+    def test_every_workload_runs_the_steps_asked_for(self) -> None:
+        for name, cmd in model_zoo.workloads("sweep", 12).items():
+            self.assertEqual(cmd[cmd.index("--steps") + 1], "12", name)
+
+    def test_fewer_than_two_steps_are_refused(self) -> None:
+        done = subprocess.run([sys.executable, str(ZOO), "--lib", "x.so", "--sweep", "sweep", "--out", "out",
+                               "--steps", "1"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("--steps must be at least 2", done.stderr)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ memory than the card has.
     python3 tests/zoo/model_zoo.py ... --only bert-large cupy     # some workloads
     python3 tests/zoo/model_zoo.py ... --modes "fastest 2x" "lru 2x"  # the 2x runs alone
     python3 tests/zoo/model_zoo.py ... --set evictions_ahead=2        # a setting for every deepum run
+    python3 tests/zoo/model_zoo.py ... --steps 12                     # longer runs (default 6 steps)
     python3 tests/zoo/model_zoo.py --lib A/libdeepum.so B/libdeepum.so ...  # two builds, one native run
 The modes: default (deepum's defaults, no resident limit), "fastest 1x", "fastest 2x" and "fastest 3x"
 (the fastest settings, resident limit the footprint, half of it, a third of it) and "lru 2x" (2x with
@@ -61,22 +62,22 @@ MIN_ALLOWANCE_S = 5.0  # ... but never less than this (startup, tiny steps)
 WORKLOAD_ENV = {"jax": {"XLA_FLAGS": "--xla_gpu_autotune_level=0 --xla_gpu_deterministic_ops=true"}}
 
 
-def workloads(sweep: str) -> dict[str, list[str]]:
+def workloads(sweep: str, steps: int = 6) -> dict[str, list[str]]:
     hf = str(ROOT / "examples/zoo/train_hf.py")
     return {
-        "bert-large": [PY, hf, "--model", "bert-large", "--batch", "16", "--seq-len", "512", "--steps", "6"],
+        "bert-large": [PY, hf, "--model", "bert-large", "--batch", "16", "--seq-len", "512", "--steps", str(steps)],
         "llama-1b": [PY, hf, "--model", "llama-1b", "--batch", "4", "--seq-len", "512", "--vocab", "32000",
-                     "--steps", "6"],
-        "t5-base": [PY, hf, "--model", "t5-base", "--batch", "16", "--seq-len", "512", "--steps", "6"],
+                     "--steps", str(steps)],
+        "t5-base": [PY, hf, "--model", "t5-base", "--batch", "16", "--seq-len", "512", "--steps", str(steps)],
         "resnet152": [PY, str(ROOT / "examples/pytorch/train_resnet.py"), "--model", "resnet152", "--batch", "32",
-                      "--steps", "6", "--warmup-steps", "1"],
+                      "--steps", str(steps), "--warmup-steps", "1"],
         "densenet201": [PY, str(ROOT / "examples/pytorch/train_resnet.py"), "--model", "densenet201", "--batch", "32",
-                        "--steps", "6", "--warmup-steps", "1"],
+                        "--steps", str(steps), "--warmup-steps", "1"],
         "gpt2": [PY, str(ROOT / "examples/pytorch/train_gpt2.py"), "--preset", "gpt2-124m", "--batch", "8",
-                 "--steps", "6", "--warmup-steps", "1"],
-        "cupy": [PY, str(ROOT / "examples/zoo/cupy_loop.py"), "--arrays", "16", "--mib", "256", "--steps", "6"],
-        "jax": [PY, str(ROOT / "examples/zoo/jax_loop.py"), "--steps", "6"],
-        "cuda-sweep": [sweep, "--arrays", "16", "--mib", "256", "--steps", "6"],
+                 "--steps", str(steps), "--warmup-steps", "1"],
+        "cupy": [PY, str(ROOT / "examples/zoo/cupy_loop.py"), "--arrays", "16", "--mib", "256", "--steps", str(steps)],
+        "jax": [PY, str(ROOT / "examples/zoo/jax_loop.py"), "--steps", str(steps)],
+        "cuda-sweep": [sweep, "--arrays", "16", "--mib", "256", "--steps", str(steps)],
     }
 
 
@@ -167,7 +168,7 @@ def zoo(args: argparse.Namespace) -> list[dict]:
     logs.mkdir(parents=True, exist_ok=True)
     gbps = link_gbps(Path(args.out))
     rows = []
-    for turn, (name, cmd) in enumerate((n, c) for n, c in workloads(args.sweep).items()
+    for turn, (name, cmd) in enumerate((n, c) for n, c in workloads(args.sweep, args.steps).items()
                                        if not args.only or n in args.only):
         t0 = time.monotonic()
         env = dict(base, **WORKLOAD_ENV.get(name, {}))
@@ -277,9 +278,13 @@ def main() -> int:
     p.add_argument("--only", nargs="*", help="workloads to run (default: all)")
     p.add_argument("--modes", nargs="*", choices=MODES, default=["default", "fastest 2x"],
                    help="deepum runs beside native (default: default and fastest 2x)")
+    p.add_argument("--steps", type=int, default=6,
+                   help="training steps (loop rounds) each run takes (default 6); the median leaves the first out")
     p.add_argument("--set", action="append", type=setting, default=[], metavar="KEY=VALUE",
                    help="a deepum setting for every deepum run, such as evictions_ahead=2 (repeatable)")
     args = p.parse_args()
+    if args.steps < 2:
+        p.error(f"--steps must be at least 2 (the median leaves the first step out), got {args.steps}")
     rows = zoo(args)
     out = Path(args.out)
     (out / "zoo.json").write_text(json.dumps(rows, indent=2) + "\n")
