@@ -24,7 +24,7 @@
 //                    copy back on the host), as is, and after placing it on the host first
 // host ms: until the calls returned; done ms: until the stream finished; GB/s of the move.
 //
-//   swap_call_probe [MiB]   (default 256 per array, three arrays; keep well under free memory)
+//   swap_call_probe [MiB]   (default 256 per array, four arrays; keep well under free memory)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -80,31 +80,46 @@ void copy_out(char* array, char* pinned, size_t bytes, cudaStream_t stream) {
   CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(stream)));
 }
 
+CUmemLocation on_gpu(CUdevice device) {
+  CUmemLocation where{};
+  where.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  where.id = device;
+  return where;
+}
+
+CUmemLocation on_host() {
+  CUmemLocation where{};
+  where.type = CU_MEM_LOCATION_TYPE_HOST;
+  return where;
+}
+
+// One batched call of 2 MiB copies in stream order, the operands' locations hinted (a location of
+// type 0: no hint).
+void batched_copies(std::vector<CUdeviceptr>& dsts, std::vector<CUdeviceptr>& srcs, CUmemLocation from,
+                    CUmemLocation to, CUstream stream) {
+  std::vector<size_t> sizes(dsts.size(), kBlock);
+  CUmemcpyAttributes attributes{};
+  attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  attributes.srcLocHint = from;
+  attributes.dstLocHint = to;
+  size_t first = 0;
+  CHECK_CU(cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), sizes.size(), &attributes, &first, 1,
+                              stream));
+}
+
 // The same as one batched call, with where the managed operands are hinted (or not).
 void batch_copy(char* managed, char* pinned, size_t bytes, bool to_host, bool hinted, CUdevice device,
                 cudaStream_t stream) {
   std::vector<CUdeviceptr> dsts, srcs;
-  std::vector<size_t> sizes;
   for (size_t at = 0; at < bytes; at += kBlock) {
     const auto gpu = reinterpret_cast<CUdeviceptr>(managed + at),
                cpu = reinterpret_cast<CUdeviceptr>(pinned + at);
     dsts.push_back(to_host ? cpu : gpu);
     srcs.push_back(to_host ? gpu : cpu);
-    sizes.push_back(kBlock);
   }
-  CUmemcpyAttributes attributes{};
-  attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-  if (hinted) {
-    CUmemLocation on_gpu{}, on_host{};
-    on_gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    on_gpu.id = device;
-    on_host.type = CU_MEM_LOCATION_TYPE_HOST;
-    attributes.srcLocHint = to_host ? on_gpu : on_host;
-    attributes.dstLocHint = to_host ? on_host : on_gpu;
-  }
-  size_t first = 0;
-  CHECK_CU(cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), sizes.size(), &attributes, &first, 1,
-                              reinterpret_cast<CUstream>(stream)));
+  const CUmemLocation gpu = hinted ? on_gpu(device) : CUmemLocation{},
+                      host = hinted ? on_host() : CUmemLocation{};
+  batched_copies(dsts, srcs, to_host ? gpu : host, to_host ? host : gpu, reinterpret_cast<CUstream>(stream));
 }
 
 // As deepum swaps blocks out or copies them back: through a device buffer, `piece` blocks at a
@@ -112,21 +127,7 @@ void batch_copy(char* managed, char* pinned, size_t bytes, bool to_host, bool hi
 // buffer and the managed blocks, the operands' locations hinted.
 void staged_batches(char* managed, char* pinned, CUdeviceptr stage, size_t bytes, size_t piece, bool to_host,
                     CUdevice device, CUstream stream) {
-  CUmemLocation on_gpu{}, on_host{};
-  on_gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  on_gpu.id = device;
-  on_host.type = CU_MEM_LOCATION_TYPE_HOST;
-  const auto batch = [&](std::vector<CUdeviceptr>& dsts, std::vector<CUdeviceptr>& srcs, CUmemLocation from,
-                         CUmemLocation to) {
-    std::vector<size_t> sizes(dsts.size(), kBlock);
-    CUmemcpyAttributes attributes{};
-    attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-    attributes.srcLocHint = from;
-    attributes.dstLocHint = to;
-    size_t first = 0;
-    CHECK_CU(cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), sizes.size(), &attributes, &first, 1,
-                                stream));
-  };
+  const CUmemLocation gpu = on_gpu(device), host = on_host();
   for (size_t start = 0; start < bytes; start += piece * kBlock) {
     std::vector<CUdeviceptr> staged, in_pinned, in_managed;
     for (size_t at = start; at < std::min(bytes, start + piece * kBlock); at += kBlock) {
@@ -135,11 +136,11 @@ void staged_batches(char* managed, char* pinned, CUdeviceptr stage, size_t bytes
       in_managed.push_back(reinterpret_cast<CUdeviceptr>(managed + at));
     }
     if (to_host) {
-      batch(staged, in_managed, on_gpu, on_gpu);
-      batch(in_pinned, staged, on_gpu, on_host);
+      batched_copies(staged, in_managed, gpu, gpu, stream);
+      batched_copies(in_pinned, staged, gpu, host, stream);
     } else {
-      batch(staged, in_pinned, on_host, on_gpu);
-      batch(in_managed, staged, on_gpu, on_gpu);
+      batched_copies(staged, in_pinned, host, gpu, stream);
+      batched_copies(in_managed, staged, gpu, gpu, stream);
     }
   }
 }
@@ -171,9 +172,7 @@ class BackgroundSwaps {
     CHECK_CU(cuMemAlloc(&stage, 16 * kBlock));
     void* pinned = nullptr;
     CHECK_CU(cuMemAllocHost(&pinned, bytes));
-    CUmemLocation on_gpu{};
-    on_gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    on_gpu.id = device;
+    CUmemLocation gpu = on_gpu(device);  // the driver's call takes it by non-const pointer
     started_.store(true);
     while (!stop_.load()) {
       staged_batches(array, static_cast<char*>(pinned), stage, bytes, 16, true, device, stream);
@@ -183,7 +182,7 @@ class BackgroundSwaps {
         size_t size = bytes, index = 0;
         CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, stream));
         CHECK_CU(cuStreamSynchronize(stream));
-        CHECK_CU(cuMemDiscardAndPrefetchBatchAsync(&pointer, &size, 1, &on_gpu, &index, 1, 0, stream));
+        CHECK_CU(cuMemDiscardAndPrefetchBatchAsync(&pointer, &size, 1, &gpu, &index, 1, 0, stream));
         CHECK_CU(cuStreamSynchronize(stream));
       }
       rounds_.fetch_add(1);
@@ -405,20 +404,24 @@ int main(int argc, char** argv) {
     row = timed("copy_in", bytes, s2, false, [&] { copy_in(b, pinned_b, bytes, s2); });
     if (show) print(row);
     {
-      // deepum's copies back: placed, then staged in pieces of 16 blocks (its 32 MiB buffer) or more.
+      // deepum's copies back: placed (its blocks dropped first), then staged in pieces of 16 blocks
+      // (its 32 MiB buffer) or more.
       char* stage = nullptr;
       CHECK_CUDA(cudaMalloc(&stage, bytes));
-      for (size_t piece : {16, 64, 128}) {
+      const auto staged_in = [&](const char* name, size_t piece) {
         CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(b);
         size_t size = bytes;
         CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(s2)));
-        char name[48];
-        std::snprintf(name, sizeof name, "place_staged_in_held_%zu", piece);
-        row = timed(name, bytes, s2, true, [&] {
+        return timed(name, bytes, s2, true, [&] {
           place(b, bytes, gpu, s2);
           staged_batches(b, pinned_b, reinterpret_cast<CUdeviceptr>(stage), bytes, piece, false, device,
                          reinterpret_cast<CUstream>(s2));
         });
+      };
+      for (size_t piece : {16, 64, 128}) {
+        char name[48];
+        std::snprintf(name, sizeof name, "place_staged_in_held_%zu", piece);
+        row = staged_in(name, piece);
         if (show) print(row);
       }
       // The same beside deepum's eviction thread at work in a context of its own (median of 7).
@@ -428,17 +431,9 @@ int main(int argc, char** argv) {
         resident(d);
         BackgroundSwaps swaps(d, bytes, device, drops);
         std::vector<Row> rows;
-        for (int i = 0; i < 7; ++i) {
-          CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(b);
-          size_t size = bytes;
-          CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(s2)));
-          rows.push_back(timed(drops ? "place_staged_in_beside_swaps" : "place_staged_in_beside_copies_out",
-                               bytes, s2, true, [&] {
-                                 place(b, bytes, gpu, s2);
-                                 staged_batches(b, pinned_b, reinterpret_cast<CUdeviceptr>(stage), bytes, 16,
-                                                false, device, reinterpret_cast<CUstream>(s2));
-                               }));
-        }
+        for (int i = 0; i < 7; ++i)
+          rows.push_back(
+              staged_in(drops ? "place_staged_in_beside_swaps" : "place_staged_in_beside_copies_out", 16));
         std::sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.host_ms < y.host_ms; });
         if (show) {
           print(rows[rows.size() / 2]);
