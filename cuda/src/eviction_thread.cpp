@@ -105,7 +105,9 @@ void EvictionThread::run(std::promise<bool>& bound) {
     bound.set_value(false);
     return;
   }
-  if (!staging_.allocate())
+  // No copy kernel in a context of the thread's own: kernels of two contexts take turns on the
+  // GPU, so each launch would stop the program's kernels.
+  if (!staging_.allocate(/*with_kernel=*/own_context_ == nullptr))
     core::logger().warn(
         "no device memory for the swaps' copies to pass through: they take turns with the "
         "copies back");

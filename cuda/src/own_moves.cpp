@@ -18,20 +18,16 @@ bool issuing_own_moves() { return t_issuing; }
 OwnMovesScope::OwnMovesScope() : was_(t_issuing) { t_issuing = true; }
 OwnMovesScope::~OwnMovesScope() { t_issuing = was_; }
 
-bool Staging::allocate() {
+bool Staging::allocate(bool with_kernel) {
   if (!asked_ && mem_alloc.get() != nullptr) {
     asked_ = true;
     if (mem_alloc.get()(&buffer_, kBytes) != CUDA_SUCCESS) buffer_ = 0;
+    if (buffer_ != 0 && with_kernel) kernel_.load();
   }
   return buffer_ != 0;
 }
 
 namespace {
-
-struct Copy {
-  CUdeviceptr destination = 0, source = 0;
-  std::uint64_t bytes = 0;
-};
 
 CUdeviceptr address(const void* pointer) {
   return static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(pointer));
@@ -46,7 +42,7 @@ CUmemLocation location(bool on_gpu, CUdevice device) {
 
 // One batched call in stream order, the operands' locations hinted (they matter for managed
 // memory only); copy by copy where the batch is refused as a whole.
-CUresult copy_batch(const std::vector<Copy>& copies, CUmemLocation source, CUmemLocation destination,
+CUresult copy_batch(const std::vector<DeviceCopy>& copies, CUmemLocation source, CUmemLocation destination,
                     CUstream on) {
   if (copies.empty()) return CUDA_SUCCESS;
   if (memcpy_batch_async.get() != nullptr) {
@@ -55,7 +51,7 @@ CUresult copy_batch(const std::vector<Copy>& copies, CUmemLocation source, CUmem
     destinations.reserve(copies.size());
     sources.reserve(copies.size());
     sizes.reserve(copies.size());
-    for (const Copy& copy : copies) {
+    for (const DeviceCopy& copy : copies) {
       destinations.push_back(copy.destination);
       sources.push_back(copy.source);
       sizes.push_back(copy.bytes);
@@ -70,11 +66,21 @@ CUresult copy_batch(const std::vector<Copy>& copies, CUmemLocation source, CUmem
     if (r != CUDA_ERROR_NOT_SUPPORTED && r != CUDA_ERROR_INVALID_VALUE) return r;
   }
   if (memcpy_async.get() == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
-  for (const Copy& copy : copies) {
+  for (const DeviceCopy& copy : copies) {
     if (CUresult r = memcpy_async.get()(copy.destination, copy.source, copy.bytes, on); r != CUDA_SUCCESS)
       return r;
   }
   return CUDA_SUCCESS;
+}
+
+// Between the buffer and managed blocks: by the buffer's kernel where it has one and takes every
+// copy (a piece fits one launch), else one batched call.
+CUresult within_gpu(const std::vector<DeviceCopy>& copies, const Staging& staging, CUmemLocation gpu,
+                    CUstream on) {
+  const bool by_kernel =
+      staging.kernel().loaded() && std::all_of(copies.begin(), copies.end(), CopyKernel::takes);
+  if (by_kernel && staging.kernel().launch(copies, on) == CUDA_SUCCESS) return CUDA_SUCCESS;
+  return copy_batch(copies, gpu, gpu, on);
 }
 
 }  // namespace
@@ -82,11 +88,11 @@ CUresult copy_batch(const std::vector<Copy>& copies, CUmemLocation source, CUmem
 CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice device, CUstream on,
                      const Staging* staging) {
   const CUmemLocation gpu = location(true, device), host = location(false, device);
-  std::vector<Copy> direct, inner;
+  std::vector<DeviceCopy> direct, inner;
   if (staging == nullptr || staging->buffer() == 0) {
     for (const BlockCopy& copy : copies) {
-      direct.push_back(to_store ? Copy{address(copy.slot), copy.block, copy.bytes}
-                                : Copy{copy.block, address(copy.slot), copy.bytes});
+      direct.push_back(to_store ? DeviceCopy{address(copy.slot), copy.block, copy.bytes}
+                                : DeviceCopy{copy.block, address(copy.slot), copy.bytes});
     }
     return to_store ? copy_batch(direct, gpu, host, on) : copy_batch(direct, host, gpu, on);
   }
@@ -99,13 +105,15 @@ CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice 
     for (std::size_t i = first; i < std::min(copies.size(), first + per_piece); ++i) {
       const BlockCopy& copy = copies[i];
       const CUdeviceptr staged = staging->buffer() + (i - first) * kSlot;
-      direct.push_back(to_store ? Copy{address(copy.slot), staged, copy.bytes}
-                                : Copy{staged, address(copy.slot), copy.bytes});
-      inner.push_back(to_store ? Copy{staged, copy.block, copy.bytes} : Copy{copy.block, staged, copy.bytes});
+      direct.push_back(to_store ? DeviceCopy{address(copy.slot), staged, copy.bytes}
+                                : DeviceCopy{staged, address(copy.slot), copy.bytes});
+      inner.push_back(to_store ? DeviceCopy{staged, copy.block, copy.bytes}
+                               : DeviceCopy{copy.block, staged, copy.bytes});
     }
     // Out: the blocks into the buffer, then the buffer into the store; back: the reverse.
-    CUresult r = to_store ? copy_batch(inner, gpu, gpu, on) : copy_batch(direct, host, gpu, on);
-    if (r == CUDA_SUCCESS) r = to_store ? copy_batch(direct, gpu, host, on) : copy_batch(inner, gpu, gpu, on);
+    CUresult r = to_store ? within_gpu(inner, *staging, gpu, on) : copy_batch(direct, host, gpu, on);
+    if (r == CUDA_SUCCESS)
+      r = to_store ? copy_batch(direct, gpu, host, on) : within_gpu(inner, *staging, gpu, on);
     if (r != CUDA_SUCCESS) return r;
   }
   return CUDA_SUCCESS;

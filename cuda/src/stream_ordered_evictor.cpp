@@ -108,7 +108,7 @@ std::string StreamOrderedEvictor::create() {
   CUstream host_place = nullptr;  // none: the host copies back into blocks it faults in one by one
   if (swaps_ && stream_create.get()(&host_place, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS)
     host_place_stream_.store(host_place);
-  if (swaps_ && !restore_staging_.allocate())
+  if (swaps_ && !restore_staging_.allocate(/*with_kernel=*/true))
     core::logger().warn(
         "no device memory for the copies back from the swap store to pass through: they "
         "take turns with the copies out");

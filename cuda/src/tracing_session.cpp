@@ -91,8 +91,8 @@ class PipelineSink final : public cupti_tracer::EventSink {
     }
   }
   void on_copy(const core::CopyLaunch& copy, const core::LaunchPointers* table) override {
-    // deepum's own copies (swaps) are not the program's: the replay decides them itself.
-    if (records_trace_file_ && !issuing_own_moves()) pipeline_.on_copy_launch(copy);
+    // deepum's own copies (swaps) never get here (TracerOptions::own_calls): the replay decides them.
+    if (records_trace_file_) pipeline_.on_copy_launch(copy);
     if (copy.unnamed_memory) {
       // Nothing to order before it: its operands, on whichever device, are unknown.
       engines_.for_each([](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.forget_fresh(); });
@@ -688,6 +688,7 @@ void start_once(core::Session& session) {
     tracer_options.layouts = &function_layouts();
     // Copies are ordered behind evictions, and recorded for the simulator's replay of them.
     tracer_options.copy_callbacks = runtime->evictor() != nullptr || runtime->recorder != nullptr;
+    tracer_options.own_calls = issuing_own_moves;
     tracer_options.cupti_path = config.cupti_library;
     tracer_options.um_counter_all_devices = true;
     tracer_options.um_counters = config.tracing == config::TracingLevel::full;

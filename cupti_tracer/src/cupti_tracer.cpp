@@ -470,6 +470,7 @@ void CUPTIAPI CuptiTracer::on_callback(void* userdata, CUpti_CallbackDomain doma
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto& data = *static_cast<const CUpti_CallbackData*>(cbdata);
       if (data.callbackSite != CUPTI_API_ENTER || data.functionParams == nullptr) return;
+      if (self->options_.own_calls != nullptr && self->options_.own_calls()) return;
       // Every callback is timed: what the program's thread spends in deepum per launch.
       const auto begin = std::chrono::steady_clock::now();
       self->handle_launch(cbid, data);

@@ -25,6 +25,7 @@ inline RealFunction<decltype(&::cuEventElapsedTime_v2)> event_elapsed_time{"cuEv
                                                                            Library::libcuda};
 inline RealFunction<decltype(&::cuEventRecord)> event_record{"cuEventRecord", Library::libcuda};
 inline RealFunction<decltype(&::cuGetErrorName)> get_error_name{"cuGetErrorName", Library::libcuda};
+inline RealFunction<decltype(&::cuLaunchKernel)> launch_kernel{"cuLaunchKernel", Library::libcuda};
 inline RealFunction<decltype(&::cuMemAlloc_v2)> mem_alloc{"cuMemAlloc_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuMemAdvise_v2)> mem_advise{"cuMemAdvise_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
@@ -41,6 +42,9 @@ inline RealFunction<decltype(&::cuMemPrefetchAsync_v2)> prefetch_async{"cuMemPre
                                                                        Library::libcuda};
 inline RealFunction<decltype(&::cuMemPrefetchBatchAsync)> prefetch_batch{"cuMemPrefetchBatchAsync",
                                                                          Library::libcuda};
+inline RealFunction<decltype(&::cuModuleGetFunction)> module_get_function{"cuModuleGetFunction",
+                                                                          Library::libcuda};
+inline RealFunction<decltype(&::cuModuleLoadData)> module_load_data{"cuModuleLoadData", Library::libcuda};
 inline RealFunction<decltype(&::cuStreamCreate)> stream_create{"cuStreamCreate", Library::libcuda};
 inline RealFunction<decltype(&::cuStreamDestroy_v2)> stream_destroy{"cuStreamDestroy_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuStreamIsCapturing)> stream_is_capturing{"cuStreamIsCapturing",

@@ -1,7 +1,7 @@
 // deepum's own moves between managed blocks and its host swap store, and the threads that issue
-// them. Those calls raise CUPTI callbacks as the program's do; on a thread issuing them, deepum's
-// callbacks pass them through untouched (deciding on them would take the evictor's lock, which a
-// program thread may hold while it waits for the eviction thread).
+// them. Those calls raise CUPTI callbacks as the program's do; on a thread issuing them, the tracer
+// skips them (they are not the program's, and deciding on them would take the evictor's lock,
+// which a program thread may hold while it waits for the eviction thread).
 #pragma once
 
 #include <cuda.h>
@@ -10,6 +10,7 @@
 #include <span>
 
 #include "deepum/core/residency_map.hpp"
+#include "deepum/cuda/copy_kernel.hpp"
 
 namespace deepum::cuda {
 
@@ -42,22 +43,29 @@ struct BlockCopy {
 class Staging {
  public:
   static constexpr std::uint64_t kBytes = std::uint64_t{32} << 20;
-  // Device memory in the current context, asked for once; false (copies go direct) where the
-  // driver refuses it.
-  bool allocate();
-  // The context is gone: the buffer went with it.
-  void forget() { buffer_ = 0; }
+  static_assert(kBytes / (std::uint64_t{2} << 20) <= CopyKernel::kMaxCopies, "a piece is one launch");
+  // Device memory in the current context, asked for once, and with `with_kernel` the copy kernel
+  // for the managed side; false (copies go direct) where the driver refuses the memory.
+  bool allocate(bool with_kernel);
+  // The context is gone: the buffer and the kernel went with it.
+  void forget() {
+    buffer_ = 0;
+    kernel_.forget();
+  }
   CUdeviceptr buffer() const { return buffer_; }
+  const CopyKernel& kernel() const { return kernel_; }
 
  private:
   CUdeviceptr buffer_ = 0;
+  CopyKernel kernel_;
   bool asked_ = false;
 };
 
 // Copies each block into its slot (`to_store`) or back, on `on`, through `staging` where it has a
 // buffer: in pieces of the buffer's size, each one batched call between the store and the buffer
-// and one between the buffer and the blocks. The managed side is hinted to be on `device`; a
-// batched call the driver refuses as a whole is made copy by copy.
+// and one between the buffer and the blocks (a launch of the buffer's kernel where it has one and
+// takes every copy of the piece). The managed side is hinted to be on `device`; a batched call the
+// driver refuses as a whole is made copy by copy.
 CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice device, CUstream on,
                      const Staging* staging = nullptr);
 

@@ -67,6 +67,9 @@ struct TracerOptions {
   // Also the driver's copy and memset entry points (copy_call.hpp) -> EventSink::on_copy, for
   // evictions ordered before them. Off unless asked: each such call then pays a callback.
   bool copy_callbacks = false;
+  // True on a thread while it makes the session's own driver calls (its copies, its copy kernel):
+  // those are not the program's, and their launch and copy callbacks are skipped. null: none.
+  bool (*own_calls)() = nullptr;
 
   // -- Activity --
   // CONCURRENT_KERNEL -> KernelExecution, and with it MEMCPY and MEMSET -> KernelExecution of
