@@ -129,6 +129,7 @@ json program_thread_json(const ProgramThreadCost& p) {
             {"prefetches", p.prefetch_calls_ns},
             {"placements", p.placement_calls_ns},
             {"total", p.move_calls_ns()}}},
+          {"placement_copy_calls_ns", p.placement_copy_calls_ns},
           {"host_copy_back_ns", p.host_copy_back_ns},
           {"eviction_thread_waits_ns", p.eviction_thread_waits_ns}};
 }
@@ -178,7 +179,9 @@ json engine_json(const EngineCounters& e) {
           {"eviction_thread",
            {{"running", e.eviction_thread},
             {"own_context", e.eviction_thread_own_context},
-            {"move_calls_ns", e.eviction_thread_ns}}}};
+            {"move_calls_ns", e.eviction_thread_ns},
+            {"copy_calls_ns", e.eviction_thread_copy_calls_ns},
+            {"drops_ns", e.eviction_thread_drops_ns}}}};
 }
 
 void add_runtime(json& doc, const RuntimeCounters& r) {

@@ -48,7 +48,10 @@ core::EngineCounters engine_counters(StreamOrderedEvictor& evictor) {
   e.swap_store_error = evictor.swap_store_error();
   e.eviction_thread = evictor.has_eviction_thread();
   e.eviction_thread_own_context = evictor.eviction_thread_has_own_context();
-  e.eviction_thread_ns = evictor.enqueue_times().eviction_thread_ns;
+  const StreamOrderedEvictor::EnqueueTimes held = evictor.enqueue_times();
+  e.eviction_thread_ns = held.eviction_thread_ns;
+  e.eviction_thread_copy_calls_ns = held.eviction_thread_copy_calls_ns;
+  e.eviction_thread_drops_ns = held.eviction_thread_drops_ns;
   return e;
 }
 
@@ -64,6 +67,7 @@ core::RuntimeCounters collect_runtime_counters(const cupti_tracer::TracerStats& 
     out.program_thread.discard_calls_ns = held.discards_ns;
     out.program_thread.prefetch_calls_ns = held.prefetches_ns;
     out.program_thread.placement_calls_ns = held.placements_ns;
+    out.program_thread.placement_copy_calls_ns = held.placement_copy_calls_ns;
     out.program_thread.host_copy_back_ns = evictor->host_copy_back_ns();
     out.program_thread.eviction_thread_waits_ns = held.eviction_thread_waits_ns;
     out.engine = engine_counters(*evictor);

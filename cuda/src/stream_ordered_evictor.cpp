@@ -18,6 +18,11 @@ namespace deepum::cuda {
 using namespace driver;
 
 namespace {
+std::uint64_t ns_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
 // Calls `each(block_address, bytes)` for every 2 MB block of `ranges` (swapped blocks are whole).
 template <typename Each>
 void for_each_block(const std::vector<core::AddressRange>& ranges, Each&& each) {
@@ -49,11 +54,7 @@ class StreamOrderedEvictor::EnqueueTimer {
       : total_(evictor.enqueue_ns_[static_cast<std::size_t>(kind)]),
         start_(std::chrono::steady_clock::now()),
         range_(range_kind(kind)) {}
-  ~EnqueueTimer() {
-    const auto ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
-    total_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
-  }
+  ~EnqueueTimer() { total_.fetch_add(ns_since(start_), std::memory_order_relaxed); }
   EnqueueTimer(const EnqueueTimer&) = delete;
   EnqueueTimer& operator=(const EnqueueTimer&) = delete;
 
@@ -283,9 +284,7 @@ void StreamOrderedEvictor::run(HostWork& work) {
     // Managed memory is the host's to write: each page takes the contents where it now is.
     for (const BlockCopy& copy : work.copies)
       std::memcpy(reinterpret_cast<void*>(static_cast<std::uintptr_t>(copy.block)), copy.slot, copy.bytes);
-    const auto ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
-    host_copy_back_ns_.fetch_add(static_cast<std::uint64_t>(ns.count()), std::memory_order_relaxed);
+    host_copy_back_ns_.fetch_add(ns_since(start), std::memory_order_relaxed);
   }
   std::lock_guard lock(mutex_);
   for (const BlockCopy& copy : work.copies) store_->give_back(copy.slot);
@@ -514,7 +513,9 @@ CUresult StreamOrderedEvictor::copy_back(const std::vector<core::AddressRange>& 
     // Never copied out cannot happen (the model swaps what the store took): skipped all the same.
     if (void* slot = store_->find(block)) copies.push_back({block, bytes, slot});
   });
+  const auto started = std::chrono::steady_clock::now();
   const CUresult r = copy_blocks(copies, /*to_store=*/false, device_, discard_stream_, &restore_staging_);
+  copy_back_calls_ns_.fetch_add(ns_since(started), std::memory_order_relaxed);
   if (r != CUDA_SUCCESS) {
     // After the placement and whatever copies were enqueued: the host writes them all.
     work.stream_syncs.push_back(discard_stream_);

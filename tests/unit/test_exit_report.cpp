@@ -309,11 +309,17 @@ TEST_CASE("the stats_file holds every counter as a field, each documented in doc
   r.runtime->engine->moves.placed_bytes = 123;
   r.runtime->program_thread.prefetch_calls_ns = 456;
   r.runtime->engine->eviction_thread_ns = 789;
+  r.runtime->engine->eviction_thread_copy_calls_ns = 654;
+  r.runtime->engine->eviction_thread_drops_ns = 100;
+  r.runtime->program_thread.placement_copy_calls_ns = 321;
   const nlohmann::json doc = nlohmann::json::parse(render_json(r));
   CHECK(doc["schema_version"] == 2);
   CHECK(doc["engine"]["moves"]["placed_bytes"] == 123);
   CHECK(doc["program_thread"]["move_calls_ns"]["prefetches"] == 456);
   CHECK(doc["engine"]["eviction_thread"]["move_calls_ns"] == 789);
+  CHECK(doc["engine"]["eviction_thread"]["copy_calls_ns"] == 654);
+  CHECK(doc["engine"]["eviction_thread"]["drops_ns"] == 100);
+  CHECK(doc["program_thread"]["placement_copy_calls_ns"] == 321);
   CHECK(doc["program_thread"]["launch_callback"]["buckets"] == nlohmann::json::parse("[[5, 1]]"));
   CHECK(doc["tracer"]["launches_by_api"]["cuLaunchKernel"] == 9);
   CHECK(doc["verdict"]["cause"] == "nothing_dominant");

@@ -47,6 +47,8 @@ struct ProgramThreadCost {
   LatencySummary launch_callback, copy_callback;
   std::uint64_t eviction_calls_ns = 0, discard_calls_ns = 0, prefetch_calls_ns = 0, placement_calls_ns = 0;
   std::uint64_t host_copy_back_ns = 0;  // swapped blocks copied back by the host itself
+  // Of the placements, the calls that copy swapped blocks back from the store.
+  std::uint64_t placement_copy_calls_ns = 0;
   // Waiting for deepum's eviction thread to issue an eviction whose room an operation needs (most
   // of it inside the move calls above, the rest before the operation goes on).
   std::uint64_t eviction_thread_waits_ns = 0;
@@ -66,6 +68,9 @@ struct EngineCounters {
   std::string swap_store_error;  // why the store stopped growing; empty: it never did
   bool eviction_thread = false, eviction_thread_own_context = false;
   std::uint64_t eviction_thread_ns = 0;  // the eviction thread's time in its move calls
+  // Of it, the calls that copy swapped blocks into the store, and the drops after them (the host
+  // wait for those copies included).
+  std::uint64_t eviction_thread_copy_calls_ns = 0, eviction_thread_drops_ns = 0;
 };
 
 // One device's engine, where a process drives several devices (each holds its own limit).

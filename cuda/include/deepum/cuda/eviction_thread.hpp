@@ -83,6 +83,10 @@ class EvictionThread {
   // Time this thread spent issuing evictions: the driver's move calls, and a refused swap's copies
   // on the host.
   std::uint64_t held_ns() const { return held_ns_.load(std::memory_order_relaxed); }
+  // Of it: the calls that copy swapped blocks into the store, and the drops after them (with the
+  // host wait for those copies).
+  std::uint64_t copy_calls_ns() const { return copy_calls_ns_.load(std::memory_order_relaxed); }
+  std::uint64_t drops_ns() const { return drops_ns_.load(std::memory_order_relaxed); }
   std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
   // Issues what was handed over, then ends the thread; with `discard_pending` (the context is
   // being reset: the events it would wait on and record are going away), drops it instead.
@@ -125,6 +129,7 @@ class EvictionThread {
   bool stopping_ = false;
   std::atomic<std::uint32_t> issued_{0};
   std::atomic<std::uint64_t> held_ns_{0}, waited_ns_{0}, failures_{0};
+  std::atomic<std::uint64_t> copy_calls_ns_{0}, drops_ns_{0};
   std::atomic<bool> abandoned_{false};  // the context is going away: no memory of it is read
 };
 

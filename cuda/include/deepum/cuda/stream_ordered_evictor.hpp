@@ -169,11 +169,15 @@ class StreamOrderedEvictor {
   // Host time the program's threads spent in the driver's move calls (enqueuing evictions,
   // discards and prefetches, the waits included), in ns: a call that holds the thread leaves the
   // GPU without work.
-  // eviction_thread_ns: the eviction thread's own time in its move calls; eviction_thread_waits_ns:
-  // the program's threads' waits for it to issue an eviction.
+  // placement_copy_calls_ns: of the placements, the copies back from the store.
+  // eviction_thread_ns: the eviction thread's own time in its move calls, of which its copies into
+  // the store and its drops after them; eviction_thread_waits_ns: the program's threads' waits for
+  // it to issue an eviction.
   struct EnqueueTimes {
     std::uint64_t evictions_ns = 0, discards_ns = 0, prefetches_ns = 0, placements_ns = 0;
-    std::uint64_t eviction_thread_ns = 0, eviction_thread_waits_ns = 0;
+    std::uint64_t placement_copy_calls_ns = 0;
+    std::uint64_t eviction_thread_ns = 0, eviction_thread_copy_calls_ns = 0, eviction_thread_drops_ns = 0;
+    std::uint64_t eviction_thread_waits_ns = 0;
   };
   EnqueueTimes enqueue_times() const {
     const auto held = [this](Move kind) {
@@ -183,7 +187,10 @@ class StreamOrderedEvictor {
             held(Move::discard),
             held(Move::prefetch),
             held(Move::placement),
+            copy_back_calls_ns_.load(std::memory_order_relaxed),
             eviction_thread_ ? eviction_thread_->held_ns() : 0,
+            eviction_thread_ ? eviction_thread_->copy_calls_ns() : 0,
+            eviction_thread_ ? eviction_thread_->drops_ns() : 0,
             eviction_thread_ ? eviction_thread_->waited_ns() : 0};
   }
   // Evictions that started after their victims' last users (a progress marker), not after every
@@ -410,6 +417,7 @@ class StreamOrderedEvictor {
   std::deque<SlotRelease> releases_;
   std::uint64_t moves_reaped_ = 0;
   std::atomic<std::uint64_t> host_copy_back_ns_{0};
+  std::atomic<std::uint64_t> copy_back_calls_ns_{0};  // copy_back()'s calls, within placements
   const bool wants_eviction_thread_;
   std::unique_ptr<EvictionThread> eviction_thread_;  // null: every eviction issued in the program's threads
   // Adds the host time from its construction to its end to enqueue_ns_[kind].
