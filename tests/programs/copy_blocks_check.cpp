@@ -4,6 +4,7 @@
 // 16-byte aligned), which goes through the driver's copy call. Needs a GPU; exits 77 without one.
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
