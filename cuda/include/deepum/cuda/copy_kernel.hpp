@@ -1,7 +1,7 @@
 // A kernel of deepum's own that copies within the GPU, for the leg of a swap's copies that touches
-// managed memory. The driver's copy calls spend host time on every managed page they name: in the
-// library, 9-36 us a 2 MB block copied into managed memory and up to 121 us a block copied out of
-// it (bench/results/2026-11-28-h200-call-costs), where a launch costs a few microseconds for a
+// managed memory. The driver's copy calls that name managed memory held the calling thread 9-36 us
+// a 2 MB block copied into it and up to 121 us a block copied out of it in the library
+// (bench/results/2026-11-28-h200-call-costs), where a launch returns in a few microseconds for a
 // piece of 16 blocks. Its pages are placed on the GPU before it runs, so it raises no faults.
 // Shipped as PTX text, which the driver compiles for the GPU at hand: building deepum needs no
 // CUDA compiler.
