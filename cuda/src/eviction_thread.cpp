@@ -142,13 +142,11 @@ void EvictionThread::swap_out(const Eviction& eviction, CUresult after_ready) {
   copy_calls_ns_.fetch_add(ns_between(started, copied), std::memory_order_relaxed);
   if (r == CUDA_SUCCESS && !eviction.dropped.empty()) {
     r = drop_after_copies(eviction.dropped, stream_);
-    drops_ns_.fetch_add(ns_between(copied, std::chrono::steady_clock::now()), std::memory_order_relaxed);
     // Issued: the store holds the contents (the copies ended first). Waited for before the
     // eviction's event, whatever this wait says.
-    if (r == CUDA_SUCCESS) {
-      stream_synchronize.get()(stream_);
-      return;
-    }
+    if (r == CUDA_SUCCESS) stream_synchronize.get()(stream_);
+    drops_ns_.fetch_add(ns_between(copied, std::chrono::steady_clock::now()), std::memory_order_relaxed);
+    if (r == CUDA_SUCCESS) return;
   }
   if (r == CUDA_SUCCESS) return;
   // Whatever was enqueued ends first, and the victims' users: then the host reads each block

@@ -84,7 +84,7 @@ class EvictionThread {
   // on the host.
   std::uint64_t held_ns() const { return held_ns_.load(std::memory_order_relaxed); }
   // Of it: the calls that copy swapped blocks into the store, and the drops after them (with the
-  // host wait for those copies).
+  // host's waits for those copies and then the drop to end).
   std::uint64_t copy_calls_ns() const { return copy_calls_ns_.load(std::memory_order_relaxed); }
   std::uint64_t drops_ns() const { return drops_ns_.load(std::memory_order_relaxed); }
   std::uint64_t failures() const { return failures_.load(std::memory_order_relaxed); }
