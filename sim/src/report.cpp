@@ -102,6 +102,12 @@ std::string format_text(const ReplayReport& report) {
   for (const SimResult& result : report.results) {
     if (!result.detail.empty()) out += result.policy + ": " + result.detail + "\n";
   }
+  if (report.belady) {
+    out += "belady: the least any victim choice moves at this capacity, " +
+           fixed(gib(report.belady->to_gpu_bytes), 3) + " GiB to the GPU and " +
+           fixed(gib(report.belady->to_host_bytes), 3) +
+           " GiB to the host (dead blocks dropped and placed for nothing)\n";
+  }
   return out;
 }
 
@@ -125,6 +131,11 @@ std::string format_json(const ReplayReport& report) {
   const std::optional<std::uint64_t> floor = floor_ns(report);
   out += "  \"floor_ns\": " + (floor ? num(*floor) : std::string("null")) + ",\n";
   out += "  \"floor_step_ns\": " + (floor ? num(*floor / report.iterations) : std::string("null")) + ",\n";
+  out += "  \"belady\": " +
+         (report.belady ? "{\"to_gpu_bytes\": " + num(report.belady->to_gpu_bytes) +
+                              ", \"to_host_bytes\": " + num(report.belady->to_host_bytes) + "}"
+                        : std::string("null")) +
+         ",\n";
   out += "  \"policies\": [";
   for (std::size_t i = 0; i < report.results.size(); ++i) {
     const SimResult& r = report.results[i];

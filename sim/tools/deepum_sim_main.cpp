@@ -277,6 +277,8 @@ int replay(Args& args) {
     for (std::size_t k = run_options.window_start; k < workload.kernels.size(); ++k)
       report.compute_ns += workload.kernels[k].compute_ns;
   }
+  report.belady =
+      belady_volume(workload, machine->capacity_bytes / deepum::core::kBlockBytes, run_options.window_start);
   for (const std::string& name : policies) {
     const auto start = std::chrono::steady_clock::now();
     try {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "deepum/sim/engine.hpp"
+#include "deepum/sim/volume_bound.hpp"
 
 namespace deepum::sim {
 
@@ -22,6 +23,8 @@ struct ReplayReport {
   MachineModel machine;
   // results[i].stats cover the measured iterations only.
   std::vector<SimResult> results;
+  // Belady's MIN over the measured iterations at this capacity: the least any victim choice moves.
+  std::optional<VolumeBound> belady;
 };
 
 // max(compute, H2D bytes / prefetch H2D rate + D2H bytes / prefetch D2H rate) with the oracle's
