@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "deepum/config/printable.hpp"
+#include "deepum/core/elapsed.hpp"
 #include "deepum/core/output_file.hpp"
 
 namespace deepum::core {
@@ -83,9 +84,7 @@ ExitReport Session::exit_report() {
   report.process = "pid " + std::to_string(getpid()) + ", " + process_command_line();
   report.config_origin = load_.origin;
   report.allocations = allocations_.snapshot();
-  report.run_ns = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started_)
-          .count());
+  report.run_ns = ns_since(started_);
   {
     std::lock_guard lock(tracing_status_mutex_);
     report.tracing_status = tracing_status_;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <future>
 
+#include "deepum/core/elapsed.hpp"
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/driver_functions.hpp"
@@ -16,12 +17,7 @@
 namespace deepum::cuda {
 using namespace driver;
 
-namespace {
-std::uint64_t ns_between(std::chrono::steady_clock::time_point from,
-                         std::chrono::steady_clock::time_point to) {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
-}
-}  // namespace
+using core::ns_since;
 
 std::string EvictionThread::start() {
   if (ctx_get_current.get() == nullptr || ctx_set_current.get() == nullptr || ctx_get_device.get() == nullptr)
@@ -95,7 +91,7 @@ void EvictionThread::wait_issued(std::uint32_t number) {
     std::unique_lock lock(mutex_);
     issued_wake_.wait(lock, [this, number] { return issued(number); });
   }
-  waited_ns_.fetch_add(ns_between(started, std::chrono::steady_clock::now()), std::memory_order_relaxed);
+  waited_ns_.fetch_add(ns_since(started), std::memory_order_relaxed);
 }
 
 std::vector<EvictionThread::Failed> EvictionThread::take_failed() {
@@ -138,14 +134,14 @@ void EvictionThread::swap_out(const Eviction& eviction, CUresult after_ready) {
   CUresult r = after_ready;
   const auto started = std::chrono::steady_clock::now();
   if (r == CUDA_SUCCESS) r = copy_blocks(eviction.copies, /*to_store=*/true, device_, stream_, &staging_);
+  copy_calls_ns_.fetch_add(ns_since(started), std::memory_order_relaxed);
   const auto copied = std::chrono::steady_clock::now();
-  copy_calls_ns_.fetch_add(ns_between(started, copied), std::memory_order_relaxed);
   if (r == CUDA_SUCCESS && !eviction.dropped.empty()) {
     r = drop_after_copies(eviction.dropped, stream_);
     // Issued: the store holds the contents (the copies ended first). Waited for before the
     // eviction's event, whatever this wait says.
     if (r == CUDA_SUCCESS) stream_synchronize.get()(stream_);
-    drops_ns_.fetch_add(ns_between(copied, std::chrono::steady_clock::now()), std::memory_order_relaxed);
+    drops_ns_.fetch_add(ns_since(copied), std::memory_order_relaxed);
     if (r == CUDA_SUCCESS) return;
   }
   if (r == CUDA_SUCCESS) return;
@@ -196,7 +192,7 @@ bool EvictionThread::issue(const Eviction& eviction) {
     recorded = event_record.get()(eviction.done, stream_);
   }
   if (recorded != CUDA_SUCCESS && stream_synchronize.get() != nullptr) stream_synchronize.get()(stream_);
-  held_ns_.fetch_add(ns_between(started, std::chrono::steady_clock::now()), std::memory_order_relaxed);
+  held_ns_.fetch_add(ns_since(started), std::memory_order_relaxed);
   // A swap alone never fails (swap_out copied it on the host where the driver refused it).
   if (r == CUDA_SUCCESS || eviction.to_host.empty()) return true;
   if (failures_.fetch_add(1, std::memory_order_relaxed) == 0)

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "deepum/core/capture_gate.hpp"
+#include "deepum/core/elapsed.hpp"
 #include "deepum/core/log.hpp"
 #include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/driver_functions.hpp"
@@ -18,10 +19,7 @@ namespace deepum::cuda {
 using namespace driver;
 
 namespace {
-std::uint64_t ns_since(std::chrono::steady_clock::time_point start) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-}
+using core::ns_since;
 
 // Calls `each(block_address, bytes)` for every 2 MB block of `ranges` (swapped blocks are whole).
 template <typename Each>
