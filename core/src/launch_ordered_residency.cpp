@@ -412,10 +412,6 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
         decision.evict_after_placement = std::max(decision.evict_after_placement, block.placed_by);
       }
       covered += part_bytes;
-      // The move follows this stream's users only (a drop, all its work so far; an eviction, the
-      // victims' last namings in it).
-      range->blocks[index].moved_before_users =
-          block.other_streams || block.named_stream != stream || block.indirect;
       make_evicted(*range, index);
     }
   };
@@ -661,7 +657,6 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
       append_merged(decision.place, last_placed, range, part(*range, index));
       range->blocks[index].placed_by = placements_decided_ + 1;
       decision.place_after_eviction = std::max(decision.place_after_eviction, block.evicted_by);
-      decision.place_after_program = decision.place_after_program || block.moved_before_users;
       stats_.placed_bytes += kBlockBytes;
     } else if (options_.prefetch && fits) {
       append_merged(decision.fetch, last_fetched, range, part(*range, index));

@@ -845,16 +845,11 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   CUmemLocation gpu{};
   gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
   gpu.id = device_;
-  // After the moves that took the blocks out, which followed their users: dropping contents under
-  // a running kernel is undefined. Where a move did not follow them all (place_after_program),
-  // after the launch stream's work so far too: PyTorch hands a block freed on a stream out again on
-  // that stream at once, behind its earlier users there. Otherwise the placement need not wait
-  // for the program's queue to drain, which would hold this thread in the driver's call.
-  CUresult r = CUDA_SUCCESS;
-  if (decision.place_after_program) {
-    r = event_record.get()(program_done_, stream);
-    if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
-  }
+  // After the launch stream's work so far: PyTorch hands a block freed on a stream out again on
+  // that stream at once, so its earlier users there may not have run yet, and dropping contents
+  // under a running kernel is undefined.
+  CUresult r = event_record.get()(program_done_, stream);
+  if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
   for (EvictionRef eviction : room) {
     if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(discard_stream_, eviction);
   }

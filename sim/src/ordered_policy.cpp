@@ -213,9 +213,8 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     wait_issued(m,
                 {d.fetch_waits_for_eviction, d.after_drop, d.place_after_eviction, d.ahead_after_eviction});
   if (!d.place.empty() || !d.restore.empty()) {
-    const Nanoseconds earliest =
-        std::max({d.place_after_program ? stream_so_far : Nanoseconds{0}, room,
-                  done_by(eviction_done_, d.place_after_eviction), discard_stream_free_});
+    const Nanoseconds earliest = std::max(
+        {stream_so_far, room, done_by(eviction_done_, d.place_after_eviction), discard_stream_free_});
     const Nanoseconds placed = occupy_discard_stream(
         m, earliest,
         us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.place) + bytes_of(d.restore), m.place_gb_per_s));

@@ -1180,35 +1180,6 @@ TEST_CASE("with placing, a block some eviction moved out is placed after that ev
   CHECK(total_bytes(victims.evict) >= 4 * kMiB);
 }
 
-TEST_CASE(
-    "with placing, a placement follows the program's queue only where a move did not follow every user") {
-  constexpr std::uint64_t kFirst = 0x5000, kSecond = 0x6000;
-  const auto on = [](std::uint64_t stream, KernelLaunch launch) {
-    launch.stream = stream;
-    return launch;
-  };
-  // Named in the first stream; the launch in `evicting` moves it out; returned and handed out again
-  // in the first stream, it is placed after that eviction.
-  const auto placed_again = [&](std::uint64_t evicting) {
-    LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, {.prefetch = true, .place_fresh = true});
-    model.on_range_allocated(kBase, 64 * kMiB);
-    CHECK_FALSE(model.before_launch(on(kFirst, launch_naming(kBase, 12 * kMiB))).place_after_program);
-    REQUIRE(model.before_launch(on(evicting, launch_naming(kBase + 12 * kMiB, 2 * kMiB))).evict ==
-            std::vector<AddressRange>{{kBase, 4 * kMiB}});
-    model.on_buffer_returned(kBase, 4 * kMiB, kFirst);
-    model.on_buffer_handed_out(kBase, 4 * kMiB);
-    const LaunchEviction again = model.before_launch(on(kFirst, launch_naming(kBase, 4 * kMiB)));
-    CHECK(again.place == std::vector<AddressRange>{{kBase, 4 * kMiB}});
-    CHECK(again.place_after_eviction == 1);
-    return again.place_after_program;
-  };
-  // Moved out after its users in the stream it was named in: that eviction is enough.
-  CHECK_FALSE(placed_again(kFirst));
-  // Moved out by an eviction of another stream, which follows that stream's work only: the block's
-  // users in the first stream may still be queued when it is handed out there again.
-  CHECK(placed_again(kSecond));
-}
-
 TEST_CASE("a finished prefetch before a launch counts the range resident from its start") {
   EventPipeline pipeline(enforcing(64 * kMiB));
   pipeline.on_range({RangeEvent::Kind::allocated, 0, kBase, 64 * kMiB});

@@ -52,20 +52,14 @@ struct LaunchEviction {
   std::uint64_t fetch_waits_for_eviction = 0;
   // With placing: what the launch names that is fresh (whole 2 MB blocks of a buffer the program's
   // allocator handed out, not named by any launch since) and not resident: made resident without
-  // copying what the host holds (nothing the program wrote), after the move that took each out
-  // (place_after_eviction; a drop runs on the placements' stream), into the evictions' room; the
-  // launch waits for it. Counted with `fetch` against the room, but placed even when the two
+  // copying what the host holds (nothing the program wrote), after the launch stream's work so far
+  // (the block's earlier users there, which PyTorch reuses it behind), into the evictions' room;
+  // the launch waits for it. Counted with `fetch` against the room, but placed even when the two
   // do not fit (the launch writes these blocks, so faulting them in would make them resident too).
   std::vector<AddressRange> place;
   // The latest eviction (eviction_number numbering) that moved one of `place` out: the placement
   // must not run beside it, whichever stream's launch asked for it.
   std::uint64_t place_after_eviction = 0;
-  // One of `place` left the GPU by a move that followed its users in one stream while it was named
-  // in another too (or reached through a pointer table): its earlier users in the launch's stream,
-  // which PyTorch hands a freed block out again behind, may not have run. The placement then
-  // follows the launch stream's work so far as well. Otherwise the move that took a block out
-  // followed every user it had, and the placement need not wait for the program.
-  bool place_after_program = false;
   // This decision's own eviction's number (when `evict` is not empty): 1, 2, ... in decision order.
   std::uint64_t eviction_number = 0;
   // This decision's placement's number (when `place` is not empty), numbered alike.
@@ -317,9 +311,6 @@ class LaunchOrderedResidency {
     std::uint64_t named_at = 0;      // the launch that named it last
     std::uint64_t named_stream = 0;  // ... in this stream
     bool other_streams = false;      // named in more than one stream since it became resident
-    // The move that took it off the GPU last followed its users in one stream only, and it had
-    // users elsewhere (another stream, or a pointer table): see LaunchEviction::place_after_program.
-    bool moved_before_users = false;
     // Its address reached the GPU in a pointer table (before_copy's `referenced`) since it was last
     // handed out: a kernel may read or write it unnamed.
     bool indirect = false;
