@@ -140,7 +140,11 @@ void LaunchOrderedResidency::on_buffer_handed_out(std::uint64_t address, std::ui
     const bool whole = block_base(id) >= address && block_base(id) + kBlockBytes <= end;
     block.fresh_epoch = options_.place_fresh && whole && (block.dead || fresh(block)) ? fresh_epoch_ : 0;
     block.dead = false;
-    if (whole) block.indirect = false;  // a new buffer: no pointer table holds it yet
+    if (!whole) continue;
+    // A new buffer: no pointer table holds it yet. A kernel that reached the old one through a
+    // table named nothing, so a later move of the block follows every operation decided so far.
+    if (std::exchange(block.indirect, false)) block.named_at = std::max(block.named_at, launch_seq_);
+    block.unfollowed = Block::Unfollowed::none;
   }
 }
 
@@ -160,6 +164,24 @@ void LaunchOrderedResidency::make_resident(Range& range, std::size_t index) {
   block.resident = true;
   block.lru = lru_.insert(lru_.end(), {&range, index});
   resident_bytes_ += part(range, index).bytes;
+}
+
+void LaunchOrderedResidency::unfollowed_by_move(Block& block, std::uint64_t stream) {
+  if (block.other_streams || block.indirect) {
+    block.unfollowed = Block::Unfollowed::any;
+  } else if (block.named_stream != stream) {
+    block.unfollowed = Block::Unfollowed::one_stream;
+    block.unfollowed_stream = block.named_stream;
+  } else if (block.unfollowed == Block::Unfollowed::one_stream && block.unfollowed_stream == stream) {
+    block.unfollowed = Block::Unfollowed::none;  // this move follows them too
+  }
+  // Otherwise as it was: users of another stream, or unknown ones, that no move has followed yet
+  // (the block came back without a naming: copied back ahead, or its eviction refused).
+}
+
+bool LaunchOrderedResidency::named_beside_unfollowed(const Block& block, std::uint64_t stream) {
+  return block.unfollowed == Block::Unfollowed::any ||
+         (block.unfollowed == Block::Unfollowed::one_stream && block.unfollowed_stream != stream);
 }
 
 void LaunchOrderedResidency::make_evicted(Range& range, std::size_t index) {
@@ -412,6 +434,9 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
         decision.evict_after_placement = std::max(decision.evict_after_placement, block.placed_by);
       }
       covered += part_bytes;
+      // The move follows this stream's users only (a drop, all its work so far; an eviction, the
+      // victims' last namings in it).
+      unfollowed_by_move(range->blocks[index], stream);
       make_evicted(*range, index);
     }
   };
@@ -457,7 +482,8 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     Block& block = range.blocks[index];
     if (naming_indirect_) block.indirect = true;
     if (block.named_at == now) continue;
-    if (block.resident && block.named_stream != stream) block.other_streams = true;
+    if ((block.resident && block.named_stream != stream) || named_beside_unfollowed(block, stream))
+      block.other_streams = true;
     block.named_at = now;
     block.named_stream = stream;
     record_use(block, now);
@@ -833,6 +859,8 @@ void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
     for_each_part(victims, [&](Range& range, std::size_t index) {
       if (range.blocks[index].resident) return;
       make_resident(range, index);
+      // Still resident: make_evicted forgot that it was named in several streams.
+      range.blocks[index].other_streams = range.blocks[index].unfollowed == Block::Unfollowed::any;
       restored += part(range, index).bytes;
     });
     return restored;

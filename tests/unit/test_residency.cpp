@@ -1351,6 +1351,98 @@ TEST_CASE("with swapping, blocks a pointer table copied to the GPU holds are res
   CHECK(model.swapped_bytes() == 0);
 }
 
+namespace {
+bool holds_block(const std::vector<AddressRange>& ranges, std::uint64_t block) {
+  return std::any_of(ranges.begin(), ranges.end(), [block](const AddressRange& range) {
+    return range.address < block + 2 * kMiB && block < range.address + range.bytes;
+  });
+}
+
+KernelLaunch in_stream(std::uint64_t stream, KernelLaunch launch) {
+  launch.stream = stream;
+  return launch;
+}
+}  // namespace
+
+TEST_CASE(
+    "with swapping, a block moved out before its users in another stream is not swapped until handed out") {
+  constexpr std::uint64_t kFirst = 0x5000, kSecond = 0x6000;
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));
+  // Room made in the second stream, after its own work only: the first stream's kernels may still
+  // read 0..4, so it goes through the driver.
+  const LaunchEviction first =
+      model.before_launch(in_stream(kSecond, launch_naming(kBase + 12 * kMiB, 2 * kMiB)));
+  REQUIRE(holds_block(first.evict, kBase));
+  // Named in the second stream alone since, 0..2 may still have those readers: never swapped.
+  model.before_launch(in_stream(kSecond, launch_naming(kBase, 2 * kMiB)));
+  const LaunchEviction room =
+      model.before_launch(in_stream(kSecond, launch_naming(kBase + 20 * kMiB, 14 * kMiB)));
+  CHECK(holds_block(room.evict, kBase));
+  CHECK_FALSE(holds_block(room.swap_out, kBase));
+  // Named again in the stream of the users the move did not follow, a block is swapped after them.
+  LaunchOrderedResidency same(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  same.on_range_allocated(kBase, 64 * kMiB);
+  same.before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));
+  REQUIRE(holds_block(
+      same.before_launch(in_stream(kSecond, launch_naming(kBase + 12 * kMiB, 2 * kMiB))).evict, kBase));
+  same.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB)));
+  const LaunchEviction followed =
+      same.before_launch(in_stream(kFirst, launch_naming(kBase + 20 * kMiB, 14 * kMiB)));
+  CHECK(holds_block(followed.swap_out, kBase));
+  // Handed out again (PyTorch does so once the other streams' users have run): swapped again.
+  model.on_buffer_handed_out(kBase, 2 * kMiB);
+  model.before_launch(in_stream(kSecond, launch_naming(kBase, 2 * kMiB)));
+  const LaunchEviction again =
+      model.before_launch(in_stream(kSecond, launch_naming(kBase + 34 * kMiB, 14 * kMiB)));
+  CHECK(holds_block(again.swap_out, kBase));
+}
+
+TEST_CASE("with swapping, an eviction refused keeps what it knew of a block's other streams") {
+  constexpr std::uint64_t kFirst = 0x5000, kSecond = 0x6000;
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB)));
+  model.before_launch(in_stream(kSecond, launch_naming(kBase, 12 * kMiB)));  // 0..2 in both streams
+  const LaunchEviction refused =
+      model.before_launch(in_stream(kSecond, launch_naming(kBase + 12 * kMiB, 2 * kMiB)));
+  REQUIRE(holds_block(refused.evict, kBase));
+  model.eviction_failed(refused);  // resident again, with its reader in the first stream
+  const LaunchEviction retried =
+      model.before_launch(in_stream(kSecond, launch_naming(kBase + 14 * kMiB, 14 * kMiB)));
+  CHECK(holds_block(retried.evict, kBase));
+  CHECK_FALSE(holds_block(retried.swap_out, kBase));
+}
+
+TEST_CASE(
+    "with swapping, a block a pointer table held is moved after the kernels decided before it is handed "
+    "out") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase + 2 * kMiB, 10 * kMiB));
+  // Operation 2 copies a table holding 0..2 to the GPU; operation 3, a kernel, reads it through the
+  // table, naming only the table.
+  CopyLaunch table;
+  table.operand_count = 1;
+  table.operands[0] = kBase + 40 * kMiB;
+  table.bytes = 256;
+  const std::array<std::uint64_t, 1> pointers{kBase};
+  const std::array<std::uint64_t, 1> extents{2 * kMiB};
+  const LaunchPointers referenced{pointers.data(), extents.data(), 1, true};
+  model.before_copy(table, true, &referenced);
+  model.before_launch(launch_naming(kBase + 40 * kMiB, 2 * kMiB));
+  REQUIRE(model.launches_decided() == 3);
+  // Freed and handed out again: no table holds the new buffer, and a swap of it follows operation 3
+  // (the other victims were named before it; the table stays, named again).
+  model.on_buffer_handed_out(kBase, 2 * kMiB);
+  const LaunchEviction room =
+      model.before_launch(launch_naming(kBase + 40 * kMiB, 2 * kMiB, kBase + 16 * kMiB, 14 * kMiB));
+  REQUIRE(holds_block(room.swap_out, kBase));
+  CHECK_FALSE(holds_block(room.swap_out, kBase + 40 * kMiB));
+  CHECK(room.evict_after_launch == 3);
+}
+
 TEST_CASE("once the store is full, an operation in a stream capture still gets the swapped blocks back") {
   const std::unique_ptr<LaunchOrderedResidency> owner = with_first_blocks_swapped();
   LaunchOrderedResidency& model = *owner;

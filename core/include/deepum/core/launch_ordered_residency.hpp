@@ -310,7 +310,16 @@ class LaunchOrderedResidency {
     std::uint64_t placed_by = 0;     // the placement (placement_number) that made it resident last
     std::uint64_t named_at = 0;      // the launch that named it last
     std::uint64_t named_stream = 0;  // ... in this stream
-    bool other_streams = false;      // named in more than one stream since it became resident
+    // Named in more than one stream since it became resident, or in another stream than users a
+    // move took it out before (unfollowed): a move ordered in one stream may run beside a kernel of
+    // another still using it.
+    bool other_streams = false;
+    // The move that took it out last did not follow all its users: those of unfollowed_stream
+    // (one_stream), or of streams unknown (any: several, or a pointer table's kernels). Until the
+    // allocator hands it out again (PyTorch reuses a block only after its users in other streams
+    // have run), a naming in another stream than theirs counts as one in two streams.
+    enum class Unfollowed : std::uint8_t { none, one_stream, any } unfollowed = Unfollowed::none;
+    std::uint64_t unfollowed_stream = 0;
     // Its address reached the GPU in a pointer table (before_copy's `referenced`) since it was last
     // handed out: a kernel may read or write it unnamed.
     bool indirect = false;
@@ -325,6 +334,10 @@ class LaunchOrderedResidency {
     std::vector<Block> blocks;  // by block, from the one holding `address`; never resized
   };
   static AddressRange part(const Range& range, std::size_t index);
+  // A move ordered in `stream` takes the block out: which of its users it does not follow.
+  static void unfollowed_by_move(Block& block, std::uint64_t stream);
+  // A naming in `stream` beside users no move has followed, of another stream or unknown ones.
+  static bool named_beside_unfollowed(const Block& block, std::uint64_t stream);
   // Marks the blocks [pointer, pointer + extent) names (extent 0: to the end of its allocation) as
   // named by `now` in `stream`, into named_; returns the bytes among them not resident yet.
   std::uint64_t name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now, std::uint64_t stream);

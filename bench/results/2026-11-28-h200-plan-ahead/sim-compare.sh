@@ -1,6 +1,6 @@
 #!/bin/bash
-# sim-placement.sh OLD NEW: deepum-sim of fce2d17 (OLD) and of the working tree with
-# placement-after-its-moves.patch (NEW) on the committed traces at 2x and 3x, step ms; on the CPU.
+# sim-compare.sh OLD NEW: two builds of deepum-sim (OLD: fce2d17's) on the committed traces at 2x
+# and 3x, the simulated step in ms; on the CPU.
 set -uo pipefail
 old=$1 new=$2
 here=$(dirname "$0")
