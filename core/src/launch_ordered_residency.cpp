@@ -167,16 +167,17 @@ void LaunchOrderedResidency::make_resident(Range& range, std::size_t index) {
 }
 
 void LaunchOrderedResidency::unfollowed_by_move(Block& block, std::uint64_t stream) {
+  if (block.unfollowed == Block::Unfollowed::any) return;  // only a hand-out clears it
   if (block.other_streams || block.indirect) {
     block.unfollowed = Block::Unfollowed::any;
   } else if (block.named_stream != stream) {
     block.unfollowed = Block::Unfollowed::one_stream;
     block.unfollowed_stream = block.named_stream;
-  } else if (block.unfollowed == Block::Unfollowed::one_stream && block.unfollowed_stream == stream) {
-    block.unfollowed = Block::Unfollowed::none;  // this move follows them too
+  } else if (block.unfollowed == Block::Unfollowed::none || block.unfollowed_stream == stream) {
+    // Named in this stream alone since it became resident (a naming elsewhere would have set
+    // other_streams): this move follows all its users.
+    block.unfollowed = Block::Unfollowed::none;
   }
-  // Otherwise as it was: users of another stream, or unknown ones, that no move has followed yet
-  // (the block came back without a naming: copied back ahead, or its eviction refused).
 }
 
 bool LaunchOrderedResidency::named_beside_unfollowed(const Block& block, std::uint64_t stream) {
@@ -434,8 +435,8 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
         decision.evict_after_placement = std::max(decision.evict_after_placement, block.placed_by);
       }
       covered += part_bytes;
-      // The move follows this stream's users only (a drop, all its work so far; an eviction, the
-      // victims' last namings in it).
+      // The move follows this stream's users only (a discard, all its work so far; an eviction or
+      // a swap, the victims' last namings in it).
       unfollowed_by_move(range->blocks[index], stream);
       make_evicted(*range, index);
     }
@@ -854,22 +855,26 @@ bool LaunchOrderedResidency::pending(std::uint64_t number) const {
 }
 
 void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
-  const auto restore = [this](const std::vector<AddressRange>& victims) {
+  const auto restore = [this, &decision](const std::vector<AddressRange>& victims, bool moved) {
     std::uint64_t restored = 0;
     for_each_part(victims, [&](Range& range, std::size_t index) {
-      if (range.blocks[index].resident) return;
+      Block& block = range.blocks[index];
+      if (block.resident) return;
+      // Named and moved out again by a later decision since (the eviction thread tells of a
+      // refusal late): where it is, is that decision's to say.
+      if (moved && (block.swapped || block.evicted_by != decision.eviction_number)) return;
       make_resident(range, index);
-      // Still resident: make_evicted forgot that it was named in several streams.
-      range.blocks[index].other_streams = range.blocks[index].unfollowed == Block::Unfollowed::any;
+      // Still resident: make_evicted forgot its other streams (any: several, or a table's kernels).
+      block.other_streams = block.unfollowed == Block::Unfollowed::any;
       restored += part(range, index).bytes;
     });
     return restored;
   };
-  const std::uint64_t evicted = restore(decision.evict);
-  const std::uint64_t discarded = restore(decision.discard);
+  const std::uint64_t evicted = restore(decision.evict, true);
+  const std::uint64_t discarded = restore(decision.discard, false);
   // Not copied out: what the GPU holds is still theirs.
   unmark_swapped(decision.swap_out);
-  const std::uint64_t swapped = restore(decision.swap_out);
+  const std::uint64_t swapped = restore(decision.swap_out, true);
   if (!decision.wait_for_evict) {
     for (auto it = pending_.begin(); it != pending_.end(); ++it) {
       if (it->number != decision.eviction_number) continue;

@@ -1415,6 +1415,29 @@ TEST_CASE("with swapping, an eviction refused keeps what it knew of a block's ot
   CHECK_FALSE(holds_block(retried.swap_out, kBase));
 }
 
+TEST_CASE("with swapping, a refusal told late leaves a block moved out again since as that move left it") {
+  constexpr std::uint64_t kFirst = 0x5000, kSecond = 0x6000;
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));
+  // Moved out through the driver by the second stream (the first's users are not followed)...
+  const LaunchEviction refused =
+      model.before_launch(in_stream(kSecond, launch_naming(kBase + 12 * kMiB, 2 * kMiB)));
+  REQUIRE(holds_block(refused.evict, kBase));
+  // ... named again in the first stream and swapped out by it, before the eviction thread tells
+  // that the driver refused the first move.
+  model.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB)));
+  REQUIRE(holds_block(
+      model.before_launch(in_stream(kFirst, launch_naming(kBase + 20 * kMiB, 14 * kMiB))).swap_out, kBase));
+  LaunchEviction told;
+  told.evict = refused.evict;
+  told.eviction_number = refused.eviction_number;
+  told.wait_for_evict = refused.wait_for_evict;
+  model.eviction_failed(told);
+  // Its contents are in the store alone: the next launch naming it has it copied back.
+  CHECK(holds_block(model.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB))).restore, kBase));
+}
+
 TEST_CASE(
     "with swapping, a block a pointer table held is moved after the kernels decided before it is handed "
     "out") {

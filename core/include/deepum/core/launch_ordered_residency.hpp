@@ -305,10 +305,12 @@ class LaunchOrderedResidency {
     // Nothing the program wrote: allocated or handed out whole (see on_buffer_handed_out), not named
     // since, and no unnamed write since (fresh while equal to fresh_epoch_).
     std::uint64_t fresh_epoch = 0;
-    std::uint64_t evicted_by = 0;    // the eviction (eviction_number) that moved it out last
-    std::uint64_t swapped_by = 0;    // ... that swapped it out (copied, then dropped it) last
-    std::uint64_t placed_by = 0;     // the placement (placement_number) that made it resident last
-    std::uint64_t named_at = 0;      // the launch that named it last
+    std::uint64_t evicted_by = 0;  // the eviction (eviction_number) that moved it out last
+    std::uint64_t swapped_by = 0;  // ... that swapped it out (copied, then dropped it) last
+    std::uint64_t placed_by = 0;   // the placement (placement_number) that made it resident last
+    // The launch that named it last; for a block a pointer table held, at least the latest operation
+    // decided before it was handed out again (a kernel may have reached it through the table).
+    std::uint64_t named_at = 0;
     std::uint64_t named_stream = 0;  // ... in this stream
     // Named in more than one stream since it became resident, or in another stream than users a
     // move took it out before (unfollowed): a move ordered in one stream may run beside a kernel of
