@@ -1362,45 +1362,52 @@ KernelLaunch in_stream(std::uint64_t stream, KernelLaunch launch) {
   launch.stream = stream;
   return launch;
 }
+
+constexpr std::uint64_t kFirst = 0x5000, kSecond = 0x6000;  // two of the program's streams
+
+// 0..12 named in the first stream, then room made in the second, after its own work only: the
+// first stream's kernels may still read 0..4, so it goes through the driver (`moved`).
+struct MovedOutBySecond {
+  std::unique_ptr<LaunchOrderedResidency> model;
+  LaunchEviction moved;
+};
+MovedOutBySecond moved_out_by_second_stream() {
+  auto model = std::make_unique<LaunchOrderedResidency>(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model->on_range_allocated(kBase, 64 * kMiB);
+  model->before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));
+  LaunchEviction moved = model->before_launch(in_stream(kSecond, launch_naming(kBase + 12 * kMiB, 2 * kMiB)));
+  REQUIRE(holds_block(moved.evict, kBase));
+  return {std::move(model), std::move(moved)};
+}
 }  // namespace
 
 TEST_CASE(
     "with swapping, a block moved out before its users in another stream is not swapped until handed out") {
-  constexpr std::uint64_t kFirst = 0x5000, kSecond = 0x6000;
-  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
-  model.on_range_allocated(kBase, 64 * kMiB);
-  model.before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));
-  // Room made in the second stream, after its own work only: the first stream's kernels may still
-  // read 0..4, so it goes through the driver.
-  const LaunchEviction first =
-      model.before_launch(in_stream(kSecond, launch_naming(kBase + 12 * kMiB, 2 * kMiB)));
-  REQUIRE(holds_block(first.evict, kBase));
-  // Named in the second stream alone since, 0..2 may still have those readers: never swapped.
+  const MovedOutBySecond setup = moved_out_by_second_stream();
+  LaunchOrderedResidency& model = *setup.model;
+  // Named in the second stream alone since, 0..2 may still have the first stream's readers: never
+  // swapped.
   model.before_launch(in_stream(kSecond, launch_naming(kBase, 2 * kMiB)));
   const LaunchEviction room =
       model.before_launch(in_stream(kSecond, launch_naming(kBase + 20 * kMiB, 14 * kMiB)));
   CHECK(holds_block(room.evict, kBase));
   CHECK_FALSE(holds_block(room.swap_out, kBase));
-  // Named again in the stream of the users the move did not follow, a block is swapped after them.
-  LaunchOrderedResidency same(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
-  same.on_range_allocated(kBase, 64 * kMiB);
-  same.before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));
-  REQUIRE(holds_block(
-      same.before_launch(in_stream(kSecond, launch_naming(kBase + 12 * kMiB, 2 * kMiB))).evict, kBase));
-  same.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB)));
-  const LaunchEviction followed =
-      same.before_launch(in_stream(kFirst, launch_naming(kBase + 20 * kMiB, 14 * kMiB)));
-  CHECK(holds_block(followed.swap_out, kBase));
   // Handed out again (PyTorch does so once the other streams' users have run): swapped again.
   model.on_buffer_handed_out(kBase, 2 * kMiB);
   model.before_launch(in_stream(kSecond, launch_naming(kBase, 2 * kMiB)));
   const LaunchEviction again =
       model.before_launch(in_stream(kSecond, launch_naming(kBase + 34 * kMiB, 14 * kMiB)));
   CHECK(holds_block(again.swap_out, kBase));
+  // Named again in the stream of the users the move did not follow, a block is swapped after them.
+  const MovedOutBySecond other = moved_out_by_second_stream();
+  LaunchOrderedResidency& same = *other.model;
+  same.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB)));
+  const LaunchEviction followed =
+      same.before_launch(in_stream(kFirst, launch_naming(kBase + 20 * kMiB, 14 * kMiB)));
+  CHECK(holds_block(followed.swap_out, kBase));
 }
 
 TEST_CASE("with swapping, an eviction refused keeps what it knew of a block's other streams") {
-  constexpr std::uint64_t kFirst = 0x5000, kSecond = 0x6000;
   LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
   model.on_range_allocated(kBase, 64 * kMiB);
   model.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB)));
@@ -1416,23 +1423,17 @@ TEST_CASE("with swapping, an eviction refused keeps what it knew of a block's ot
 }
 
 TEST_CASE("with swapping, a refusal told late leaves a block moved out again since as that move left it") {
-  constexpr std::uint64_t kFirst = 0x5000, kSecond = 0x6000;
-  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
-  model.on_range_allocated(kBase, 64 * kMiB);
-  model.before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));
-  // Moved out through the driver by the second stream (the first's users are not followed)...
-  const LaunchEviction refused =
-      model.before_launch(in_stream(kSecond, launch_naming(kBase + 12 * kMiB, 2 * kMiB)));
-  REQUIRE(holds_block(refused.evict, kBase));
-  // ... named again in the first stream and swapped out by it, before the eviction thread tells
-  // that the driver refused the first move.
+  const MovedOutBySecond setup = moved_out_by_second_stream();
+  LaunchOrderedResidency& model = *setup.model;
+  // Named again in the first stream and swapped out by it, before the eviction thread tells that
+  // the driver refused the second stream's move.
   model.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB)));
   REQUIRE(holds_block(
       model.before_launch(in_stream(kFirst, launch_naming(kBase + 20 * kMiB, 14 * kMiB))).swap_out, kBase));
   LaunchEviction told;
-  told.evict = refused.evict;
-  told.eviction_number = refused.eviction_number;
-  told.wait_for_evict = refused.wait_for_evict;
+  told.evict = setup.moved.evict;
+  told.eviction_number = setup.moved.eviction_number;
+  told.wait_for_evict = setup.moved.wait_for_evict;
   model.eviction_failed(told);
   // Its contents are in the store alone: the next launch naming it has it copied back.
   CHECK(holds_block(model.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB))).restore, kBase));
