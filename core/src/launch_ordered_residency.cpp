@@ -861,8 +861,11 @@ void LaunchOrderedResidency::eviction_failed(const LaunchEviction& decision) {
       Block& block = range.blocks[index];
       if (block.resident) return;
       // Named and moved out again by a later decision since (the eviction thread tells of a
-      // refusal late): where it is, is that decision's to say.
-      if (moved && (block.swapped || block.evicted_by != decision.eviction_number)) return;
+      // refusal late): where it is, is that decision's to say. (A refusal whose move was reaped
+      // already comes without its number.)
+      if (moved &&
+          (block.swapped || (decision.eviction_number != 0 && block.evicted_by != decision.eviction_number)))
+        return;
       make_resident(range, index);
       // Still resident: make_evicted forgot its other streams (any: several, or a table's kernels).
       block.other_streams = block.unfollowed == Block::Unfollowed::any;
