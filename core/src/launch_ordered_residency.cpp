@@ -364,6 +364,10 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
   for (const LruEntry& entry : lru_) {
     const Block& block = entry.first->blocks[entry.second];
     if (block.named_at == now) continue;  // the operation about to run needs it
+    if (block.named_at >= enqueued_below_) {
+      ++stats_.victims_unenqueued_blocks;  // a move now would land before that operation
+      continue;
+    }
     const std::uint64_t next = predicted_next_use(block, now, period);
     if (next == 0) {
       order.push_back(entry);
@@ -401,6 +405,10 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
   std::uint64_t covered = 0;
   std::size_t unpredicted = 0;
   const std::vector<LruEntry> order = victim_order(bytes, now, unpredicted);
+  // An operation not enqueued yet that may reach memory it does not name: a copy out now would
+  // come before it in its stream.
+  const bool swaps_held = latest_unnamed_ >= enqueued_below_ && !unnamed_now_;
+  if (swaps_held && options_.swap) ++stats_.swaps_held_by_unenqueued;
   const auto take = [&](bool dead_only) {
     for (std::size_t i = 0; i < order.size() && covered < bytes; ++i) {
       auto [range, index] = order[i];
@@ -415,7 +423,7 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
       // this stream (the copy and the drop follow them; a kernel of another stream could still
       // be using it), while the store has room.
       bool swap = false;
-      if (!droppable && options_.swap && !unnamed_now_ && part_bytes == kBlockBytes) {
+      if (!droppable && options_.swap && !unnamed_now_ && !swaps_held && part_bytes == kBlockBytes) {
         if (block.other_streams || block.named_stream != stream || block.indirect) {
           stats_.swap_skipped_other_stream_bytes += part_bytes;
         } else {
@@ -532,7 +540,7 @@ LaunchEviction LaunchOrderedResidency::before_launch(const KernelLaunch& launch,
   // it may write blocks it does not name, which must not be placed (dropped) later, and read
   // blocks it does not name, which must not be swapped.
   const bool unnamed = (launch.pointers_truncated && !whole_list) || launch.unnamed_memory;
-  if (unnamed) unnamed_at_[launch.stream] = now;
+  if (unnamed) unnamed_at_[launch.stream] = latest_unnamed_ = now;
   std::vector<AddressRange> unswap = begin_naming(unnamed, may_evict);
   std::uint64_t new_bytes = 0;
   if (whole_list) {
@@ -555,7 +563,7 @@ LaunchEviction LaunchOrderedResidency::before_copy(const CopyLaunch& copy, bool 
   ++stats_.copies;
   // A table cut short may point at blocks not listed: as an unseen write, none stays fresh or swapped.
   const bool unnamed = copy.unnamed_memory || (referenced != nullptr && !referenced->complete);
-  if (unnamed) unnamed_at_[copy.stream] = now;
+  if (unnamed) unnamed_at_[copy.stream] = latest_unnamed_ = now;
   std::vector<AddressRange> unswap = begin_naming(unnamed, may_evict);
   std::uint64_t new_bytes = 0;
   if (copy.bytes != 0) {

@@ -155,6 +155,8 @@ json moves_json(const LaunchOrderedStats& m) {
           {"unswaps", m.unswaps},
           {"swap_peak_bytes", m.swap_peak_bytes},
           {"swap_skipped_other_stream_bytes", m.swap_skipped_other_stream_bytes},
+          {"victims_unenqueued_blocks", m.victims_unenqueued_blocks},
+          {"swaps_held_by_unenqueued", m.swaps_held_by_unenqueued},
           {"restored_ahead_bytes", m.restored_ahead_bytes},
           {"other_device_uses", m.other_device_uses},
           {"other_device_bytes", m.other_device_bytes},

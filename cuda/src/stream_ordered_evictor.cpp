@@ -10,6 +10,7 @@
 #include "deepum/core/capture_gate.hpp"
 #include "deepum/core/elapsed.hpp"
 #include "deepum/core/log.hpp"
+#include "deepum/core/stream_id.hpp"
 #include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/move_ranges.hpp"
@@ -558,14 +559,15 @@ std::vector<StreamOrderedEvictor::Finished> StreamOrderedEvictor::poll_finished(
 }
 
 void StreamOrderedEvictor::mark_progress(CUstream stream, std::uint64_t launch) {
+  const std::uint64_t id = core::stream_id(reinterpret_cast<std::uintptr_t>(stream));
   MarkerRing* ring = nullptr;
   for (MarkerRing& candidate : markers_) {
-    if (candidate.stream == stream) ring = &candidate;
+    if (candidate.stream == id) ring = &candidate;
   }
   if (ring == nullptr) {
     if (markers_.size() == kMarkerStreams) return;
     MarkerRing fresh;
-    fresh.stream = stream;
+    fresh.stream = id;
     for (CUevent& event : fresh.events) {
       if (event_create.get()(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
         event = nullptr;
@@ -578,14 +580,16 @@ void StreamOrderedEvictor::mark_progress(CUstream stream, std::uint64_t launch) 
   if (ring->launches++ % kMarkerInterval != 0) return;
   // Re-recording an event leaves earlier waits on it as they were: they keep its earlier state.
   if (event_record.get()(ring->events[ring->next], stream) != CUDA_SUCCESS) return;
-  ring->recorded_before[ring->next] = launch;
+  // Another thread's operation decided before it and not enqueued yet comes after it.
+  ring->recorded_before[ring->next] = std::min(launch, enqueued_below_);
   ring->next = (ring->next + 1) % kMarkers;
   ring->count = std::min(ring->count + 1, kMarkers);
 }
 
 CUevent StreamOrderedEvictor::marker_after(CUstream stream, std::uint64_t launch) const {
+  const std::uint64_t id = core::stream_id(reinterpret_cast<std::uintptr_t>(stream));
   for (const MarkerRing& ring : markers_) {
-    if (ring.stream != stream) continue;
+    if (ring.stream != id) continue;
     // Oldest first: the first recorded after `launch` was enqueued.
     for (std::size_t i = 0; i < ring.count; ++i) {
       const std::size_t slot = (ring.next + kMarkers - ring.count + i) % kMarkers;
@@ -956,7 +960,7 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
                                                                    std::uint64_t host_time,
                                                                    Decide&& decide) noexcept {
   if (issuing_own_moves()) return {};  // deepum's own copy to or from the swap store
-  auto* stream = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(stream_id));
+  auto* stream = reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(core::stream_handle(stream_id)));
   // The legacy stream is never captured (and asking about it during another thread's global
   // capture would itself be an error). A captured operation runs when its graph is launched, and
   // a graph launch names nothing: everything is made safe before it then.
@@ -979,6 +983,11 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     if (!lock.owns_lock()) return {};
     OwnMovesScope issuing;
     try {
+      // Numbered next by the model; enqueued once this thread's driver call returns.
+      const std::uint64_t operation = model_.launches_decided() + 1;
+      unenqueued_.decided(operation);
+      enqueued_below_ = unenqueued_.oldest(operation);
+      model_.set_enqueued_below(enqueued_below_);
       moves = decide_and_issue(stream, host_time, may_evict, decide(model_, may_evict), work);
     } catch (const std::exception&) {
       // Out of memory for the victims' list: this operation evicts nothing, and blocks it named in

@@ -20,6 +20,7 @@
 #include "deepum/core/capture_gate.hpp"
 #include "deepum/core/indirect_kernels.hpp"
 #include "deepum/core/live_buffers.hpp"
+#include "deepum/core/stream_id.hpp"
 #include "deepum/core/trace_recorder.hpp"
 #include "deepum/cuda/device_engines.hpp"
 #include "deepum/cuda/driver_basics.hpp"
@@ -106,6 +107,9 @@ class PipelineSink final : public cupti_tracer::EventSink {
         named_by_other_device(own, table->pointers, table->extents, table->count, 0, !table->complete);
     }
   }
+  void on_enqueued() override {
+    engines_.for_each([](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.operation_enqueued(); });
+  }
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
   void on_migration(const core::Migration& migration) override { pipeline_.on_migration(migration); }
@@ -130,7 +134,7 @@ class PipelineSink final : public cupti_tracer::EventSink {
     }
     core::KernelLaunch launch;
     launch.function = kCollectiveFunction;
-    launch.stream = stream;
+    launch.stream = core::stream_id(stream);
     launch.context = context;
     launch.host_time = now_ns();
     for (std::size_t i = 0; i < call.count; ++i) {
@@ -386,11 +390,12 @@ void attach_block_tracker(Runtime& runtime) {
         // Inside PyTorch's allocator, with its lock held: nothing may escape into it.
         try {
           const bool handed_out = event.kind == pytorch_allocator::BlockEvent::Kind::handed_out;
+          // On the thread that frees: its per-thread stream, where that is the one.
+          const std::uint64_t stream = core::stream_id(reinterpret_cast<std::uintptr_t>(event.stream));
           if (rt->recorder) {
             rt->pipeline->on_buffer_event(
                 {handed_out ? core::BufferEvent::Kind::handed_out : core::BufferEvent::Kind::returned,
-                 now_ns(), event.address, event.bytes,
-                 handed_out ? std::uint64_t{0} : reinterpret_cast<std::uintptr_t>(event.stream)});
+                 now_ns(), event.address, event.bytes, handed_out ? std::uint64_t{0} : stream});
           }
           if (rt->live_buffers) {
             if (handed_out) {
@@ -404,8 +409,7 @@ void attach_block_tracker(Runtime& runtime) {
             if (handed_out) {
               engine.on_buffer_handed_out(event.address, event.bytes);
             } else {
-              engine.on_buffer_returned(event.address, event.bytes,
-                                        reinterpret_cast<std::uintptr_t>(event.stream));
+              engine.on_buffer_returned(event.address, event.bytes, stream);
             }
           });
         } catch (const std::exception&) {

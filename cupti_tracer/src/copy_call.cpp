@@ -7,6 +7,8 @@
 #include <array>
 #include <type_traits>  // the parameter structs come with cupti.h (generated_cuda_meta.h)
 
+#include "deepum/core/stream_id.hpp"
+
 namespace deepum::cupti_tracer {
 namespace {
 
@@ -21,7 +23,7 @@ std::uint64_t address_of(T value) noexcept {
 
 std::uint64_t stream_of(CUstream stream, bool per_thread) noexcept {
   if (per_thread && stream == nullptr) stream = CU_STREAM_PER_THREAD;
-  return address_of(stream);
+  return core::stream_id(address_of(stream));
 }
 
 // The parameter structs name their operands dst/src, dstDevice/srcDevice or dstHost/srcHost.

@@ -10,8 +10,10 @@
 #include <cstdlib>
 #include <iterator>
 #include <new>
+#include <utility>
 
 #include "deepum/core/capture_gate.hpp"
+#include "deepum/core/stream_id.hpp"
 #include "deepum/cupti_tracer/copy_call.hpp"
 
 namespace deepum::cupti_tracer {
@@ -40,6 +42,9 @@ bool is_launch_callback(CUpti_CallbackId cbid) {
   return std::any_of(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks),
                      [cbid](const LaunchCallback& launch) { return launch.cbid == cbid; });
 }
+// The sink saw this thread's call at its entry (on_launch, on_copy) and is told at its exit.
+thread_local bool t_reported_at_entry = false;
+
 // A context going away takes deepum's streams and events in it along (cudaDeviceReset may reach
 // the driver by a path no interposer sees).
 constexpr CUpti_CallbackId kContextDestroying = CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING;
@@ -469,8 +474,14 @@ void CUPTIAPI CuptiTracer::on_callback(void* userdata, CUpti_CallbackDomain doma
   try {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       const auto& data = *static_cast<const CUpti_CallbackData*>(cbdata);
-      if (data.callbackSite != CUPTI_API_ENTER || data.functionParams == nullptr) return;
+      if (data.functionParams == nullptr) return;
       if (self->options_.own_calls != nullptr && self->options_.own_calls()) return;
+      if (data.callbackSite == CUPTI_API_EXIT) {
+        // The driver has enqueued what the sink saw at this call's entry.
+        if (std::exchange(t_reported_at_entry, false)) self->sink_->on_enqueued();
+        return;
+      }
+      if (data.callbackSite != CUPTI_API_ENTER) return;
       // Every callback is timed: what the program's thread spends in deepum per launch.
       const auto begin = std::chrono::steady_clock::now();
       self->handle_launch(cbid, data);
@@ -536,6 +547,7 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
                           cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz ||
                           cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
   if (per_thread && args.stream == 0) args.stream = id_of(CU_STREAM_PER_THREAD);
+  args.stream = core::stream_id(args.stream);
   for (std::size_t i = 0; i < kLaunchApiCount; ++i) {
     if (kLaunchCallbacks[i].cbid == cbid) bump(counters_->launches_by_api[i]);
   }
@@ -575,6 +587,7 @@ void CuptiTracer::handle_launch(CUpti_CallbackId cbid, const CUpti_CallbackData&
     if (outcome.lookups != 0) bump(counters_->managed_lookups, outcome.lookups);
   }
   const core::LaunchPointers all = every.view();
+  t_reported_at_entry = true;
   sink_->on_launch(launch, all.count != 0 ? &all : nullptr);
 }
 
@@ -593,6 +606,7 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
     copy.correlation_id = data.correlationId;
     copy.context = id_of(data.context);
     copy.host_time = host_time();
+    t_reported_at_entry = true;
     sink_->on_copy(copy, nullptr);
     return;
   }
@@ -607,6 +621,7 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
   const bool read = pointers_in_host_source(*call, managed, table);
   if (read && table.count != 0) bump(counters_->pointer_tables);
   const core::LaunchPointers held = table.view();
+  t_reported_at_entry = true;
   sink_->on_copy(copy, read && table.count != 0 ? &held : nullptr);
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_with_deepum.sh LIB STATS_JSON PROGRAM ARGS...: runs a CUDA program under libdeepum.so and checks,
-# from deepum's own statistics file, that its allocations were intercepted and made managed.
+# from deepum's own statistics file, that its allocations were intercepted and made managed; with
+# EXPECT_SWAPPED set, that swaps happened, and with EXPECT_PEAK_AT_MOST, that residency stayed under it.
 set -euo pipefail
 lib=$1 stats=$2
 shift 2
@@ -22,6 +23,11 @@ if allocations == 0:
     sys.exit("FAIL: deepum made no managed allocation, so the program was not intercepted")
 if stats["live_managed_bytes"] != 0:
     sys.exit(f"FAIL: {stats['live_managed_bytes']} managed bytes still live at exit; the program frees all")
+if os.environ.get("EXPECT_SWAPPED"):
+    swapped = stats.get("engine", {}).get("moves", {}).get("swapped_out_bytes", 0)
+    print(f"swapped out: {swapped} bytes")
+    if swapped == 0:
+        sys.exit("FAIL: nothing was swapped, so the moves under test never happened")
 most = os.environ.get("EXPECT_PEAK_AT_MOST")
 if most:
     # Residency by the migration records in time order: what was on the GPU. The live estimate can

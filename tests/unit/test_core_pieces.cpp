@@ -4,7 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
+#include <cstdint>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -17,6 +20,8 @@
 #include "deepum/core/managed_registry.hpp"
 #include "deepum/core/pytorch_alloc_conf.hpp"
 #include "deepum/core/statistics.hpp"
+#include "deepum/core/stream_id.hpp"
+#include "deepum/core/unenqueued_operations.hpp"
 
 using namespace deepum::core;
 
@@ -87,6 +92,62 @@ TEST_CASE("ManagedRegistry: a child forked with the lock held uses the registry 
   CHECK(registry.find_containing(0x1800).has_value());  // the parent's ranges stay the parent's
 }
 #endif
+
+TEST_CASE("UnenqueuedOperations: the oldest operation a thread has not enqueued, one per thread") {
+  UnenqueuedOperations unenqueued;
+  constexpr std::uint64_t kNone = 1000;
+  CHECK(unenqueued.oldest(kNone) == kNone);
+  unenqueued.enqueued();                               // nothing decided: nothing happens
+  std::thread([&] { unenqueued.decided(5); }).join();  // a thread that never got its exit
+  unenqueued.decided(7);
+  CHECK(unenqueued.oldest(kNone) == 5);
+  unenqueued.decided(9);  // not enqueued in between (an NCCL group): the older one stays
+  CHECK(unenqueued.oldest(kNone) == 5);
+  unenqueued.enqueued();
+  CHECK(unenqueued.oldest(kNone) == 5);  // another thread's
+  CHECK(unenqueued.oldest(3) == 3);
+}
+
+TEST_CASE("UnenqueuedOperations: a thread's operation counts until its thread says it is enqueued") {
+  UnenqueuedOperations unenqueued;
+  std::atomic<std::uint64_t> next{1};
+  std::mutex deciding;  // the engine's lock: operations are numbered and recorded under it
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        std::uint64_t mine = 0;
+        {
+          std::lock_guard lock(deciding);
+          mine = next.fetch_add(1);
+          unenqueued.decided(mine);
+          if (unenqueued.oldest(UINT64_MAX) > mine) wrong.fetch_add(1);
+        }
+        if (unenqueued.oldest(UINT64_MAX) > mine) wrong.fetch_add(1);
+        unenqueued.enqueued();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  CHECK(wrong.load() == 0);
+  CHECK(unenqueued.oldest(UINT64_MAX) == UINT64_MAX);
+}
+
+TEST_CASE("stream ids: each thread's per-thread default stream apart, every other stream its handle") {
+  const std::uint64_t mine = stream_id(kPerThreadStreamHandle);
+  CHECK(mine != kPerThreadStreamHandle);
+  CHECK(stream_id(kPerThreadStreamHandle) == mine);
+  CHECK(stream_handle(mine) == kPerThreadStreamHandle);
+  std::uint64_t theirs = 0;
+  std::thread([&] { theirs = stream_id(kPerThreadStreamHandle); }).join();
+  CHECK(theirs != mine);
+  CHECK(stream_handle(theirs) == kPerThreadStreamHandle);
+  for (std::uint64_t handle : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{0x55d0c0a8f0e0}}) {
+    CHECK(stream_id(handle) == handle);
+    CHECK(stream_handle(handle) == handle);
+  }
+}
 
 TEST_CASE("AllocationBudget tracks use and peak and refuses overflow") {
   AllocationBudget budget;

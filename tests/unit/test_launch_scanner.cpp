@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "deepum/core/live_buffers.hpp"
+#include "deepum/core/stream_id.hpp"
 #include "deepum/cupti_tracer/copy_call.hpp"
 #include "deepum/cupti_tracer/launch_scanner.hpp"
 
@@ -636,13 +637,28 @@ TEST_CASE("copy and memset calls: operands, bytes and stream from CUPTI's parame
   REQUIRE(call.has_value());
   CHECK(managed_operands(*call, managed).operand_count == 0);
 
-  // The per-thread default stream: stream 0 of a _ptsz/_ptds call is that thread's stream.
+  // The per-thread default stream: stream 0 of a _ptsz/_ptds call is that thread's stream, with an
+  // id of its own in each thread, which the driver's handle comes back from.
   cuMemcpyAsync_ptsz_params per_thread_copy{kManagedA, kManagedB, 8, nullptr};
   call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz, &per_thread_copy);
   REQUIRE(call.has_value());
-  CHECK(call->stream == per_thread);
+  const std::uint64_t this_thread = call->stream;
+  CHECK(this_thread != per_thread);
+  CHECK(core::stream_handle(this_thread) == per_thread);
   cuMemcpy_ptds_params per_thread_sync{kManagedA, kManagedB, 8};
-  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds, &per_thread_sync)->stream == per_thread);
+  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds, &per_thread_sync)->stream == this_thread);
+  cuMemcpyAsync_params explicit_per_thread{kManagedA, kManagedB, 8, CU_STREAM_PER_THREAD};
+  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, &explicit_per_thread)->stream == this_thread);
+  std::uint64_t other_thread = 0;
+  std::thread([&] {
+    other_thread = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz, &per_thread_copy)->stream;
+  }).join();
+  CHECK(other_thread != this_thread);
+  CHECK(core::stream_handle(other_thread) == per_thread);
+  // Any other stream is its handle.
+  cuMemcpyAsync_params on_stream{kManagedA, kManagedB, 8, stream};
+  CHECK(core::stream_handle(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, &on_stream)->stream) ==
+        decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, &on_stream)->stream);
 
   // Memsets: elements times their size, the destination alone.
   cuMemsetD32Async_params fill{kManagedB + 256, 7u, 1000, stream};

@@ -1587,6 +1587,42 @@ TEST_CASE("a swap after an operation that may reach memory it does not name star
   CHECK(out.evict_after_launch > named);
 }
 
+TEST_CASE("a block named by an operation not enqueued yet is no victim until it is") {
+  // Another thread's launch named 0..12 and is still inside its driver call: an event recorded in
+  // the stream now lands before it, so a swap of 0..4 would copy out before it writes them.
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 12 * kMiB));
+  const std::uint64_t other_thread = model.launches_decided();
+  model.set_enqueued_below(other_thread);
+  const LaunchEviction during = model.before_launch(launch_naming(kBase + 12 * kMiB, 2 * kMiB));
+  CHECK(during.swap_out.empty());
+  CHECK(during.evict.empty());
+  CHECK(model.stats().victims_unenqueued_blocks >= 6);
+  // Enqueued: its blocks are victims again.
+  model.set_enqueued_below(model.launches_decided() + 1);
+  const LaunchEviction after = model.before_launch(launch_naming(kBase + 14 * kMiB, 2 * kMiB));
+  CHECK(holds_block(after.swap_out, kBase));
+}
+
+TEST_CASE("no swap is decided while an operation that may reach memory it does not name is not enqueued") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 8 * kMiB));
+  KernelLaunch foreach_kernel = in_stream(kSecond, launch_naming(kBase + 40 * kMiB, 2 * kMiB));
+  foreach_kernel.pointers_truncated = true;
+  REQUIRE(model.before_launch(foreach_kernel).evict.empty());
+  // Still inside its driver call in another thread: 0..4 leave through the driver, not swapped.
+  model.set_enqueued_below(model.launches_decided());
+  const LaunchEviction held = model.before_launch(launch_naming(kBase + 12 * kMiB, 4 * kMiB));
+  CHECK(held.swap_out.empty());
+  CHECK(holds_block(held.evict, kBase));
+  CHECK(model.stats().swaps_held_by_unenqueued == 1);
+  model.set_enqueued_below(model.launches_decided() + 1);
+  const LaunchEviction swapped = model.before_launch(launch_naming(kBase + 20 * kMiB, 8 * kMiB));
+  CHECK_FALSE(swapped.swap_out.empty());
+}
+
 TEST_CASE("a dead block's discard waits for the eviction that last moved it out") {
   // Moved out alongside the program, faulted back in while that move may still be queued (no
   // prefetch, no wait), then dead: dropping it beside the move would be undefined.

@@ -155,6 +155,10 @@ struct LaunchOrderedStats {
   // Victims not swapped because another stream named them (a discard could run under its kernels),
   // or a pointer table holds them (a kernel may use them unnamed).
   std::uint64_t swap_skipped_other_stream_bytes = 0;
+  // Resident blocks passed over as victims because an operation naming them was decided and not
+  // enqueued yet (another thread's, inside its driver call), and swaps not decided because such an
+  // operation may reach memory it does not name.
+  std::uint64_t victims_unenqueued_blocks = 0, swaps_held_by_unenqueued = 0;
   // The loop's period in operations as last learned from repeated addresses (0: none); the period
   // of repeated shapes (a PyTorch step, whose activations move); the one planning used last (0:
   // none); and victims' bytes chosen by predicted next use and by least recent naming.
@@ -241,6 +245,11 @@ class LaunchOrderedResidency {
   // (restored, their freshness ended) and never swapped until handed out again.
   LaunchEviction before_copy(const CopyLaunch& copy, bool may_evict = true,
                              const LaunchPointers* referenced = nullptr);
+  // Every operation numbered below `operation` has been enqueued by its thread (its driver call
+  // returned); those from it on may not be yet (see UnenqueuedOperations). Blocks they named are
+  // no victims: a move ordered in a stream now would land before them. No swap is decided while
+  // one of them may reach memory it does not name. Unset, every earlier operation counts enqueued.
+  void set_enqueued_below(std::uint64_t operation) { enqueued_below_ = operation; }
   // Ends every block's freshness at once: an operation may have written memory it does not name.
   void forget_fresh() { ++fresh_epoch_; }
   // The same, and every swapped block must be copied back before the operation (it may read it):
@@ -457,6 +466,8 @@ class LaunchOrderedResidency {
   // victims' last namings (it may have read or written them; a copy out beside it would be stale).
   // One in another stream orders nothing here (swaps take blocks named in one stream only).
   std::map<std::uint64_t, std::uint64_t> unnamed_at_;
+  std::uint64_t latest_unnamed_ = 0;           // the latest such operation in any stream
+  std::uint64_t enqueued_below_ = UINT64_MAX;  // see set_enqueued_below
   bool fresh(const Block& block) const { return block.fresh_epoch == fresh_epoch_; }
   std::vector<LruEntry> named_;    // scratch, kept to avoid allocating per launch
   std::vector<bool> named_fresh_;  // per named_ entry: fresh when named (scratch)

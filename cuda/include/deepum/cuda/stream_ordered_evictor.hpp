@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "deepum/core/launch_ordered_residency.hpp"
+#include "deepum/core/unenqueued_operations.hpp"
 #include "deepum/cuda/eviction_thread.hpp"
 #include "deepum/cuda/host_swap_store.hpp"
 #include "deepum/cuda/own_moves.hpp"
@@ -108,6 +109,9 @@ class StreamOrderedEvictor {
   // calls these on every allocation).
   void on_buffer_returned(std::uint64_t address, std::uint64_t bytes, std::uint64_t stream) noexcept;
   void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept;
+  // The calling thread's driver call, whose operation before_launch or before_copy saw at its
+  // entry, has returned: the driver has enqueued it. Any thread; takes no lock of the engine's.
+  void operation_enqueued() noexcept { unenqueued_.enqueued(); }
   // What was enqueued before one launch: the ranges evicted, discarded (dead, dropped) and
   // prefetched (empty: none, or the driver refused; the first refusal is logged).
   struct Moves {
@@ -340,13 +344,15 @@ class StreamOrderedEvictor {
   // The placement numbered `number` not reaped yet, or with `every` the latest one; nullptr: none.
   CUevent placement_in_flight(std::uint64_t number, bool every) const;
   struct MarkerRing {
-    CUstream stream = nullptr;
+    std::uint64_t stream = 0;  // its id (core::stream_id): each thread's per-thread stream apart
     std::array<CUevent, kMarkers> events{};
-    std::array<std::uint64_t, kMarkers> recorded_before{};  // the launch each was recorded before
+    // Each covers the operations below this: decided before it and enqueued when it was recorded.
+    std::array<std::uint64_t, kMarkers> recorded_before{};
     std::size_t next = 0, count = 0;
     std::uint64_t launches = 0;
   };
-  // Every kMarkerInterval-th launch in `stream`: a marker before launch `launch` (no-op otherwise).
+  // Every kMarkerInterval-th launch in `stream`: a marker before launch `launch` (no-op otherwise),
+  // on the thread that launches it.
   void mark_progress(CUstream stream, std::uint64_t launch);
   // The earliest marker in `stream` recorded after launch `launch` was enqueued; nullptr: none.
   CUevent marker_after(CUstream stream, std::uint64_t launch) const;
@@ -362,6 +368,10 @@ class StreamOrderedEvictor {
   std::uint32_t host_restores_ = 0;        // program threads copying swapped blocks back (under mutex_)
   bool stopped_ = false;                   // under mutex_: stop() ran, every operation passes through
   std::vector<MarkerRing> markers_;        // at most kMarkerStreams
+  // Operations decided whose driver calls have not returned, and, for the operation being decided,
+  // the oldest of them (the model's set_enqueued_below; under mutex_).
+  core::UnenqueuedOperations unenqueued_;
+  std::uint64_t enqueued_below_ = 0;
   core::LaunchOrderedResidency model_;
   const bool
       follows_buffers_;  // the allocator's hand-outs and returns matter (discard_dead, place_fresh, swap)

@@ -32,6 +32,9 @@ class EventSink {
   // `table`: the managed pointers a small copy from host memory carries (a pointer table a
   // kernel will follow; see pointers_in_host_source), or nullptr.
   virtual void on_copy(const core::CopyLaunch&, const core::LaunchPointers* /*table*/) {}
+  // The driver call whose entry on_launch or on_copy saw has returned on this thread: the driver
+  // has enqueued the operation (or refused it). Under on_launch's rules.
+  virtual void on_enqueued() {}
   virtual void on_execution(const core::KernelExecution& execution) = 0;
   virtual void on_fault(const core::PageFault& fault) = 0;
   virtual void on_migration(const core::Migration& migration) = 0;
