@@ -100,7 +100,9 @@ Result around(Collective call, const void* send, const void* recv, std::size_t c
         address(stream));
   }
   const core::CollectiveCallScope inside;
-  return real(args...);
+  const Result result = real(args...);
+  cuda::after_collective();
+  return result;
 }
 
 }  // namespace

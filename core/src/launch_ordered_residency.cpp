@@ -408,7 +408,7 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
   // An operation not enqueued yet that may reach memory it does not name: a copy out now would
   // come before it in its stream.
   const bool swaps_held = latest_unnamed_ >= enqueued_below_ && !unnamed_now_;
-  if (swaps_held && options_.swap) ++stats_.swaps_held_by_unenqueued;
+  bool held_one = false;  // a victim written back that would have been swapped
   const auto take = [&](bool dead_only) {
     for (std::size_t i = 0; i < order.size() && covered < bytes; ++i) {
       auto [range, index] = order[i];
@@ -423,9 +423,11 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
       // this stream (the copy and the drop follow them; a kernel of another stream could still
       // be using it), while the store has room.
       bool swap = false;
-      if (!droppable && options_.swap && !unnamed_now_ && !swaps_held && part_bytes == kBlockBytes) {
+      if (!droppable && options_.swap && !unnamed_now_ && part_bytes == kBlockBytes) {
         if (block.other_streams || block.named_stream != stream || block.indirect) {
           stats_.swap_skipped_other_stream_bytes += part_bytes;
+        } else if (swaps_held) {
+          held_one = true;
         } else {
           swap = swapped_bytes_ + part_bytes <= options_.swap_bytes;
         }
@@ -452,6 +454,7 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
   // Dead blocks first, whatever their age: dropping one costs nothing, writing one back a copy.
   if (options_.discard_dead) take(true);
   take(false);
+  if (held_one) ++stats_.swaps_held_by_unenqueued;
   // In address order, neighbours merged within one range.
   const auto merge = [](std::vector<LruEntry>& chosen, std::vector<AddressRange>& merged) {
     std::sort(chosen.begin(), chosen.end(), [](const LruEntry& a, const LruEntry& b) {

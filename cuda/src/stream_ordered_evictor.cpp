@@ -564,19 +564,8 @@ void StreamOrderedEvictor::mark_progress(CUstream stream, std::uint64_t launch) 
   for (MarkerRing& candidate : markers_) {
     if (candidate.stream == id) ring = &candidate;
   }
-  if (ring == nullptr) {
-    if (markers_.size() == kMarkerStreams) return;
-    MarkerRing fresh;
-    fresh.stream = id;
-    for (CUevent& event : fresh.events) {
-      if (event_create.get()(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-        event = nullptr;
-        return;  // the events made so far are kept for nothing: a few, once per stream at most
-      }
-    }
-    markers_.push_back(fresh);
-    ring = &markers_.back();
-  }
+  if (ring == nullptr && (ring = new_marker_ring(id)) == nullptr) return;
+  ring->last_launch = launch;
   if (ring->launches++ % kMarkerInterval != 0) return;
   // Re-recording an event leaves earlier waits on it as they were: they keep its earlier state.
   if (event_record.get()(ring->events[ring->next], stream) != CUDA_SUCCESS) return;
@@ -584,6 +573,30 @@ void StreamOrderedEvictor::mark_progress(CUstream stream, std::uint64_t launch) 
   ring->recorded_before[ring->next] = std::min(launch, enqueued_below_);
   ring->next = (ring->next + 1) % kMarkers;
   ring->count = std::min(ring->count + 1, kMarkers);
+}
+
+StreamOrderedEvictor::MarkerRing* StreamOrderedEvictor::new_marker_ring(std::uint64_t stream) {
+  if (markers_.size() == kMarkerStreams) {
+    // The ring of the stream marked least lately (a thread gone, with its per-thread stream) starts
+    // over for this one; its events are recorded anew.
+    MarkerRing& oldest =
+        *std::min_element(markers_.begin(), markers_.end(),
+                          [](const auto& a, const auto& b) { return a.last_launch < b.last_launch; });
+    oldest.stream = stream;
+    oldest.next = oldest.count = 0;
+    oldest.launches = 0;
+    return &oldest;
+  }
+  MarkerRing fresh;
+  fresh.stream = stream;
+  for (CUevent& event : fresh.events) {
+    if (event_create.get()(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+      event = nullptr;
+      return nullptr;  // the events made so far are kept for nothing: a few, once per stream at most
+    }
+  }
+  markers_.push_back(fresh);
+  return &markers_.back();
 }
 
 CUevent StreamOrderedEvictor::marker_after(CUstream stream, std::uint64_t launch) const {

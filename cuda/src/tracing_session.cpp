@@ -94,12 +94,15 @@ class PipelineSink final : public cupti_tracer::EventSink {
   void on_copy(const core::CopyLaunch& copy, const core::LaunchPointers* table) override {
     // deepum's own copies (swaps) never get here (TracerOptions::own_calls): the replay decides them.
     if (records_trace_file_) pipeline_.on_copy_launch(copy);
+    StreamOrderedEvictor* own = engines_.of_context(copy.context);
     if (copy.unnamed_memory) {
-      // Nothing to order before it: its operands, on whichever device, are unknown.
+      // Its operands, on whichever device, are unknown: no block stays fresh or swapped. In its own
+      // device's engine it counts as an operation of its stream that may reach memory it does not
+      // name: a later swap there follows it, and none is decided while it is not enqueued.
       engines_.for_each([](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.forget_fresh(); });
+      if (own != nullptr) report(own->before_copy(copy, nullptr), copy.host_time);
       return;
     }
-    StreamOrderedEvictor* own = engines_.of_context(copy.context);
     if (own != nullptr) report(own->before_copy(copy, table), copy.host_time);
     if (own == nullptr || engines_.engines() > 1) {
       named_by_other_device(own, copy.operands.data(), nullptr, copy.operand_count, copy.bytes, false);
@@ -822,6 +825,11 @@ void before_collective(const core::CollectiveBuffers& call, std::uint64_t stream
     // The communicator's device is the current one (NCCL requires it for the call).
     runtime->sink->before_collective(
         call, stream, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(current_context())));
+}
+
+void after_collective() noexcept {
+  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
+  if (runtime != nullptr && runtime->sink) runtime->sink->on_enqueued();
 }
 
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {

@@ -66,6 +66,21 @@ CopyCall memset_of(const Params& p, std::uint64_t element_bytes, bool per_thread
   return call;
 }
 
+// A call not decoded: only its stream, where it has one.
+template <typename Params>
+CopyCall undecoded_of(const Params& p, bool per_thread) noexcept {
+  CopyCall call;
+  call.decoded = false;
+  CUstream stream = nullptr;
+  if constexpr (requires { p.hStream; }) {
+    stream = p.hStream;
+  } else if constexpr (requires { p.stream; }) {
+    stream = p.stream;
+  }
+  call.stream = stream_of(stream, per_thread);
+  return call;
+}
+
 constexpr CUpti_CallbackId kCopyCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
@@ -163,6 +178,9 @@ std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* para
 #define DEEPUM_MEMCPY(name, per_thread) \
   case CUPTI_DRIVER_TRACE_CBID_##name:  \
     return memcpy_of(*static_cast<const name##_params*>(params), per_thread);
+#define DEEPUM_UNDECODED(name, per_thread) \
+  case CUPTI_DRIVER_TRACE_CBID_##name:     \
+    return undecoded_of(*static_cast<const name##_params*>(params), per_thread);
 #define DEEPUM_MEMSET(name, element, per_thread) \
   case CUPTI_DRIVER_TRACE_CBID_##name:           \
     return memset_of(*static_cast<const name##_params*>(params), element, per_thread);
@@ -198,15 +216,65 @@ std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* para
     default:
       break;
   }
-  const std::span<const CUpti_CallbackId> undecoded = copy_callback_ids().subspan(kFirstUndecoded);
-  if (std::find(undecoded.begin(), undecoded.end(), cbid) != undecoded.end()) {
-    CopyCall call;
-    call.decoded = false;
-    return call;
+  switch (cbid) {
+    DEEPUM_UNDECODED(cuMemcpy2D_v2, false)
+    DEEPUM_UNDECODED(cuMemcpy2D_v2_ptds, true)
+    DEEPUM_UNDECODED(cuMemcpy2DUnaligned_v2, false)
+    DEEPUM_UNDECODED(cuMemcpy2DUnaligned_v2_ptds, true)
+    DEEPUM_UNDECODED(cuMemcpy2DAsync_v2, false)
+    DEEPUM_UNDECODED(cuMemcpy2DAsync_v2_ptsz, true)
+    DEEPUM_UNDECODED(cuMemcpy3D_v2, false)
+    DEEPUM_UNDECODED(cuMemcpy3D_v2_ptds, true)
+    DEEPUM_UNDECODED(cuMemcpy3DAsync_v2, false)
+    DEEPUM_UNDECODED(cuMemcpy3DAsync_v2_ptsz, true)
+    DEEPUM_UNDECODED(cuMemcpyPeer, false)
+    DEEPUM_UNDECODED(cuMemcpyPeer_ptds, true)
+    DEEPUM_UNDECODED(cuMemcpyPeerAsync, false)
+    DEEPUM_UNDECODED(cuMemcpyPeerAsync_ptsz, true)
+    DEEPUM_UNDECODED(cuMemcpy3DPeer, false)
+    DEEPUM_UNDECODED(cuMemcpy3DPeer_ptds, true)
+    DEEPUM_UNDECODED(cuMemcpy3DPeerAsync, false)
+    DEEPUM_UNDECODED(cuMemcpy3DPeerAsync_ptsz, true)
+    DEEPUM_UNDECODED(cuMemcpyBatchAsync, false)
+    DEEPUM_UNDECODED(cuMemcpyBatchAsync_ptsz, true)
+    DEEPUM_UNDECODED(cuMemcpyBatchAsync_v2, false)
+    DEEPUM_UNDECODED(cuMemcpyBatchAsync_v2_ptsz, true)
+    DEEPUM_UNDECODED(cuMemcpy3DBatchAsync, false)
+    DEEPUM_UNDECODED(cuMemcpy3DBatchAsync_ptsz, true)
+    DEEPUM_UNDECODED(cuMemcpy3DBatchAsync_v2, false)
+    DEEPUM_UNDECODED(cuMemcpy3DBatchAsync_v2_ptsz, true)
+    DEEPUM_UNDECODED(cuMemcpyAtoD_v2, false)
+    DEEPUM_UNDECODED(cuMemcpyAtoD_v2_ptds, true)
+    DEEPUM_UNDECODED(cuMemsetD2D8_v2, false)
+    DEEPUM_UNDECODED(cuMemsetD2D8_v2_ptds, true)
+    DEEPUM_UNDECODED(cuMemsetD2D16_v2, false)
+    DEEPUM_UNDECODED(cuMemsetD2D16_v2_ptds, true)
+    DEEPUM_UNDECODED(cuMemsetD2D32_v2, false)
+    DEEPUM_UNDECODED(cuMemsetD2D32_v2_ptds, true)
+    DEEPUM_UNDECODED(cuMemsetD2D8Async, false)
+    DEEPUM_UNDECODED(cuMemsetD2D8Async_ptsz, true)
+    DEEPUM_UNDECODED(cuMemsetD2D16Async, false)
+    DEEPUM_UNDECODED(cuMemsetD2D16Async_ptsz, true)
+    DEEPUM_UNDECODED(cuMemsetD2D32Async, false)
+    DEEPUM_UNDECODED(cuMemsetD2D32Async_ptsz, true)
+    DEEPUM_UNDECODED(cuStreamWriteValue32, false)
+    DEEPUM_UNDECODED(cuStreamWriteValue32_ptsz, true)
+    DEEPUM_UNDECODED(cuStreamWriteValue32_v2, false)
+    DEEPUM_UNDECODED(cuStreamWriteValue32_v2_ptsz, true)
+    DEEPUM_UNDECODED(cuStreamWriteValue64, false)
+    DEEPUM_UNDECODED(cuStreamWriteValue64_ptsz, true)
+    DEEPUM_UNDECODED(cuStreamWriteValue64_v2, false)
+    DEEPUM_UNDECODED(cuStreamWriteValue64_v2_ptsz, true)
+    DEEPUM_UNDECODED(cuStreamBatchMemOp, false)
+    DEEPUM_UNDECODED(cuStreamBatchMemOp_ptsz, true)
+    DEEPUM_UNDECODED(cuStreamBatchMemOp_v2, false)
+    DEEPUM_UNDECODED(cuStreamBatchMemOp_v2_ptsz, true)
+    default:
+      return std::nullopt;
   }
-  return std::nullopt;
 #undef DEEPUM_MEMCPY
 #undef DEEPUM_MEMSET
+#undef DEEPUM_UNDECODED
 }
 
 core::CopyLaunch managed_operands(const CopyCall& call, const ManagedLookup& managed) noexcept {

@@ -601,8 +601,9 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
     return library_->api().get_timestamp(&now) == CUPTI_SUCCESS ? now : 0;
   };
   if (!call->decoded) {
-    core::CopyLaunch copy;  // no operands: what it writes is unknown
+    core::CopyLaunch copy;  // no operands: what it reads and writes is unknown
     copy.unnamed_memory = true;
+    copy.stream = call->stream;
     copy.correlation_id = data.correlationId;
     copy.context = id_of(data.context);
     copy.host_time = host_time();

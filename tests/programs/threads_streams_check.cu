@@ -6,10 +6,13 @@
 // another thread's per-thread stream, which the same driver handle names in every thread.
 //
 //   threads_streams_check [--threads T] [--arrays A] [--mib M] [--steps N] [--stream legacy|per-thread]
+//                         [--copy-2d]
 //
 // Each thread owns A arrays; each step it advances each array once, in place, with exact integer
 // arithmetic whose result depends on the order of the steps (a copy out or in at the wrong time
-// shows). Exit status: 0 every value right, 1 a mismatch or a CUDA error, 2 usage.
+// shows). With --copy-2d each array has a twin: a step copies the array into it with
+// cudaMemcpy2DAsync (a copy deepum does not decode: it may reach any memory), advances the twin,
+// and the two trade places. Exit status: 0 every value right, 1 a mismatch or a CUDA error, 2 usage.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -45,19 +49,32 @@ struct Options {
   unsigned threads = 8, arrays = 4, steps = 100;
   std::size_t mib = 16;
   bool per_thread = false;
+  bool copy_2d = false;
 };
 
-// The thread's work; returns an empty string, or what failed.
+constexpr std::size_t kPitch = 4096;  // the 2-D copies' row, in bytes
+
+// The thread's work; returns an empty string, or what failed. `arrays` ends with the results
+// first, then the twins (--copy-2d).
 std::string run_thread(const Options& options, unsigned thread, std::vector<std::uint32_t*>& arrays) {
   const cudaStream_t stream = options.per_thread ? cudaStreamPerThread : cudaStreamLegacy;
-  const std::size_t n = options.mib * (std::size_t{1} << 20) / sizeof(std::uint32_t);
-  for (unsigned a = 0; a < options.arrays; ++a) {
-    if (cudaMalloc(&arrays[a], n * sizeof(std::uint32_t)) != cudaSuccess) return "cudaMalloc failed";
-    fill<<<256, 256, 0, stream>>>(arrays[a], n, thread, a);
+  const std::size_t bytes = options.mib * (std::size_t{1} << 20);
+  const std::size_t n = bytes / sizeof(std::uint32_t);
+  for (std::uint32_t*& array : arrays) {
+    if (cudaMalloc(&array, bytes) != cudaSuccess) return "cudaMalloc failed";
   }
+  for (unsigned a = 0; a < options.arrays; ++a) fill<<<256, 256, 0, stream>>>(arrays[a], n, thread, a);
   for (unsigned step = 0; step < options.steps; ++step) {
-    for (unsigned a = 0; a < options.arrays; ++a)
+    for (unsigned a = 0; a < options.arrays; ++a) {
+      if (options.copy_2d) {
+        std::uint32_t* twin = arrays[options.arrays + a];
+        if (cudaMemcpy2DAsync(twin, kPitch, arrays[a], kPitch, kPitch, bytes / kPitch,
+                              cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
+          return "cudaMemcpy2DAsync failed";
+        std::swap(arrays[a], arrays[options.arrays + a]);
+      }
       advance<<<256, 256, 0, stream>>>(arrays[a], n, increment(step, thread, a));
+    }
   }
   const cudaError_t e = cudaStreamSynchronize(stream);
   return e == cudaSuccess ? std::string() : std::string("a kernel failed: ") + cudaGetErrorString(e);
@@ -83,6 +100,10 @@ bool check(const Options& options, unsigned thread, unsigned array, const std::v
 bool parse(int argc, char** argv, Options& options) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--copy-2d") {
+      options.copy_2d = true;
+      continue;
+    }
     if (i + 1 >= argc) return false;
     const char* value = argv[++i];
     if (arg == "--threads") {
@@ -99,7 +120,7 @@ bool parse(int argc, char** argv, Options& options) {
       return false;
     }
   }
-  return options.threads != 0 && options.arrays != 0 && options.mib != 0;
+  return options.threads != 0 && options.arrays != 0 && options.mib != 0;  // a MiB is 256 rows of kPitch
 }
 
 }  // namespace
@@ -109,11 +130,11 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, options)) {
     std::fprintf(stderr,
                  "usage: threads_streams_check [--threads T] [--arrays A] [--mib M] [--steps N] "
-                 "[--stream legacy|per-thread]\n");
+                 "[--stream legacy|per-thread] [--copy-2d]\n");
     return 2;
   }
-  std::vector<std::vector<std::uint32_t*>> arrays(options.threads,
-                                                  std::vector<std::uint32_t*>(options.arrays));
+  const unsigned held = options.copy_2d ? 2 * options.arrays : options.arrays;
+  std::vector<std::vector<std::uint32_t*>> arrays(options.threads, std::vector<std::uint32_t*>(held));
   std::vector<std::string> errors(options.threads);
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < options.threads; ++t)
@@ -142,8 +163,9 @@ int main(int argc, char** argv) {
   }
   if (!right) return 1;
   std::printf(
-      "threads_streams_check: %u threads x %u arrays x %zu MiB, %u steps on %s streams: every value right\n",
+      "threads_streams_check: %u threads x %u arrays x %zu MiB, %u steps on %s streams%s: every value "
+      "right\n",
       options.threads, options.arrays, options.mib, options.steps,
-      options.per_thread ? "per-thread" : "the legacy");
+      options.per_thread ? "per-thread" : "the legacy", options.copy_2d ? ", each through a 2-D copy" : "");
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <sys/mman.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -678,8 +679,8 @@ TEST_CASE("copy and memset calls: operands, bytes and stream from CUPTI's parame
   // as "not decoded": they may write managed memory); others and missing parameters do not.
   std::size_t undecoded = 0;
   for (CUpti_CallbackId cbid : copy_callback_ids()) {
-    cuMemcpyAsync_params any{};  // the largest of the structs read
-    const auto seen = decode_copy_call(cbid, &any);
+    alignas(16) std::array<unsigned char, 256> any{};  // more than the largest of the structs read
+    const auto seen = decode_copy_call(cbid, any.data());
     CHECK(seen.has_value());
     if (seen && !seen->decoded) ++undecoded;
   }
@@ -690,6 +691,12 @@ TEST_CASE("copy and memset calls: operands, bytes and stream from CUPTI's parame
   REQUIRE(call.has_value());
   CHECK_FALSE(call->decoded);
   CHECK(call->destination == 0);
+  CHECK(call->stream == reinterpret_cast<std::uintptr_t>(stream));  // its stream alone
+  cuMemcpy2D_v2_ptds_params two_d_sync{&region};
+  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2D_v2_ptds, &two_d_sync)->stream == this_thread);
+  cuStreamWriteValue32_params write{stream, kManagedA, 1, 0};
+  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32, &write)->stream ==
+        reinterpret_cast<std::uintptr_t>(stream));
   CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &between).has_value());
   CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, nullptr).has_value());
 }

@@ -17,7 +17,8 @@ memory than the card has.
 The modes: default (deepum's defaults, no resident limit), "fastest 1x", "fastest 2x" and "fastest 3x"
 (the fastest settings, resident limit the footprint, half of it, a third of it) and "lru 2x" (2x with
 learn_loop off: victims least recently named, copied back at the launch naming them, as the engine did
-before it learned loops).
+before it learned loops). "evict 2x" and "safe 2x" run modes evict and safe at 2x: with "lru 2x" and
+"fastest 2x" they make an ablation of the engine's moves (docs/configuration.md, Modes).
 
 Each Rx row also shows the floor, max(native step, (F - F/R) / B): F the native footprint, B the
 pinned-copy rate per direction with both directions at once (bench/pinned_copy_rate.py), measured at
@@ -52,7 +53,7 @@ FOOTPRINT = re.compile(r"^(?:summary peak_reserved_bytes|footprint_bytes) (\d+)"
 # deepum's fastest settings: every move ordered in the launch's stream (the default mode, named so
 # the runs say what they ran).
 FASTEST = {"DEEPUM_MODE": "fast"}
-MODES = ("default", "fastest 1x", "fastest 2x", "fastest 3x", "lru 2x")
+MODES = ("default", "fastest 1x", "fastest 2x", "fastest 3x", "lru 2x", "evict 2x", "safe 2x")
 SLOWDOWN_LIMIT = 10.0  # a step may take this many times its native time
 MIN_ALLOWANCE_S = 5.0  # ... but never less than this (startup, tiny steps)
 
@@ -204,6 +205,8 @@ def deepum_runs(env: dict[str, str], native: Run, alloc_limit: str, settings: di
             runs[f"fastest {ratio}x"] = {**deepum, "DEEPUM_RESIDENT_LIMIT": f"{native.footprint // ratio}B",
                                          **FASTEST, **settings}
         runs["lru 2x"] = dict(runs["fastest 2x"], DEEPUM_LEARN_LOOP="false")
+        for mode in ("evict", "safe"):
+            runs[f"{mode} 2x"] = dict(runs["fastest 2x"], DEEPUM_MODE=mode)
     return runs
 
 

@@ -212,7 +212,7 @@ class StreamOrderedEvictor {
   // the last kMarkers kept, so an eviction can start once the stream has run the victims' last
   // users instead of everything enqueued before the launch that needs the room (the host runs up
   // to a training step ahead: that wait left the link idle while the GPU caught up). Streams past
-  // kMarkerStreams get none.
+  // kMarkerStreams take over the ring of the stream marked least lately.
   static constexpr std::size_t kMarkers = 64, kMarkerInterval = 16, kMarkerStreams = 8;
 
  private:
@@ -350,7 +350,11 @@ class StreamOrderedEvictor {
     std::array<std::uint64_t, kMarkers> recorded_before{};
     std::size_t next = 0, count = 0;
     std::uint64_t launches = 0;
+    std::uint64_t last_launch = 0;  // the latest launch in the stream (see new_marker_ring)
   };
+  // A ring for `stream` (an id): a new one, or past kMarkerStreams the one marked least lately;
+  // nullptr where the driver refused its events.
+  MarkerRing* new_marker_ring(std::uint64_t stream);
   // Every kMarkerInterval-th launch in `stream`: a marker before launch `launch` (no-op otherwise),
   // on the thread that launches it.
   void mark_progress(CUstream stream, std::uint64_t launch);

@@ -21,8 +21,8 @@ struct CopyCall {
   std::uint64_t source = 0;  // 0 for a memset
   std::uint64_t bytes = 0;   // a memset: elements times their size
   std::uint64_t stream = 0;  // the CUstream handle; a per-thread call on stream 0 names CU_STREAM_PER_THREAD
-  // False for the copies not decoded (below): nothing above is filled in, but the call may write
-  // managed memory.
+  // False for the copies not decoded (below): nothing above but the stream is filled in, and the
+  // call may read or write managed memory.
   bool decoded = true;
   // A host-to-device call (cuMemcpyHtoD*), or one whose source the driver places by its address
   // (cuMemcpy, cuMemcpyAsync): `source` may be host memory.
