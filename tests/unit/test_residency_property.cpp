@@ -6,13 +6,16 @@
 // names. The programs mix a repeated loop (so the model learns it and copies back ahead) with
 // random operations, pointer tables, operations that may reach memory they do not name, stream
 // captures, another device's operations, the allocator's buffers coming and going, frees, a store
-// that refuses swaps, swapping stopped, and moves the library could not enqueue.
+// that refuses swaps, swapping stopped, and moves the library could not enqueue. Some operations
+// run late, as another thread's does when the driver enqueues it only after later decisions (their
+// moves come first in the stream): the model is told so (set_enqueued_below) until it runs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -282,13 +285,33 @@ struct RandomRun {
     const std::uint64_t extents[] = {table[0].second, table[1].second};
     const bool complete = program.chance(70);
     const LaunchPointers referenced{pointers, extents, 2, complete};
+    tell_enqueued();
     const LaunchEviction decision = model->before_copy(copy, true, &referenced);
     checker.apply(decision, failure);
     checker.run(table, !complete, failure);
     return decision;
   }
+  // An operation decided whose driver call has not returned: it runs after the decisions of the
+  // next `left` operations, whose moves come before it.
+  struct Unenqueued {
+    Operands named;
+    bool unnamed = false;
+    std::uint64_t number = 0;
+    int left = 0;
+  };
+  std::optional<Unenqueued> unenqueued;
+  // Before each decision: what the model may take as enqueued.
+  void tell_enqueued() { model->set_enqueued_below(unenqueued ? unenqueued->number : UINT64_MAX); }
+  // After each operation: the one not enqueued runs once its turn comes (`now`: at once).
+  void enqueue_late(bool now = false) {
+    if (unenqueued && (--unenqueued->left <= 0 || now)) {
+      checker.run(unenqueued->named, unenqueued->unnamed, failure);
+      unenqueued.reset();
+    }
+  }
+  // `late`: the operation runs only after the next few operations' decisions (another thread's).
   LaunchEviction kernel(const Operands& named, std::uint64_t key, std::uint64_t stream, bool unnamed,
-                        bool capturing) {
+                        bool capturing, bool late = false) {
     KernelLaunch launch;
     launch.stream = stream;
     launch.unnamed_memory = unnamed;
@@ -298,6 +321,7 @@ struct RandomRun {
       launch.extents[launch.pointer_count] = extent;
       ++launch.pointer_count;
     }
+    tell_enqueued();
     const LaunchEviction decision = model->before_launch(launch, !capturing);
     if (program.chance(3)) {
       // The library could not enqueue the moves.
@@ -307,22 +331,28 @@ struct RandomRun {
       return {};
     }
     checker.apply(decision, failure);
-    checker.run(named, unnamed, failure);
+    if (late && !unenqueued) {
+      unenqueued =
+          Unenqueued{named, unnamed, model->launches_decided(), 1 + static_cast<int>(program.below(4))};
+    } else {
+      checker.run(named, unnamed, failure);
+    }
     return decision;
   }
-  // One random step off the loop.
+  // One random step off the loop. While an operation is not enqueued, only operations follow (the
+  // program frees and hands out nothing it still uses).
   void random_step(int step) {
     const std::uint64_t stream = program.chance(80) ? 7 : 9;
-    const auto event = static_cast<unsigned>(program.below(100));
+    const auto event = static_cast<unsigned>(unenqueued ? 8 + program.below(92) : program.below(100));
     if (event < 4) return buffer_event(event < 2, stream);
     if (event < 6) return other_device();
     if (event < 7) return free_and_allocate();
     if (event < 8) return checker.copied_back(model->unswap_all(), failure);  // before a capture, at exit
     if (event == 99 && program.chance(20)) return checker.copied_back(model->stop_swapping(), failure);
-    const LaunchEviction decision = event >= 14 && event < 20
-                                        ? table_copy(stream)
-                                        : kernel({program.operand()}, 100 + static_cast<std::uint64_t>(step),
-                                                 stream, event < 11, event >= 11 && event < 14);
+    const LaunchEviction decision =
+        event >= 14 && event < 20 ? table_copy(stream)
+                                  : kernel({program.operand()}, 100 + static_cast<std::uint64_t>(step),
+                                           stream, event < 11, event >= 11 && event < 14, program.chance(10));
     // Now and then the store has no room for a swap: the driver writes those blocks back.
     if (!decision.swap_out.empty() && program.chance(5)) {
       model->swap_refused(decision.swap_out, program.chance(50));
@@ -342,13 +372,16 @@ std::string run_program(std::uint64_t seed, std::uint64_t& swapped_out) {
     if (!looping) {
       run.random_step(step);
     } else {
-      // The loop names every range again: what the cache holds is handed out first.
+      // The loop names every range again: what the cache holds is handed out first (after the
+      // operation not enqueued yet, which may write any buffer held).
+      if (step % 100 == 0) run.enqueue_late(true);
       for (std::size_t i = 0; step % 100 == 0 && i < run.program.ranges.size(); ++i) {
         if (run.program.cached[i]) run.hand_out(i);
       }
       const std::size_t at = static_cast<std::size_t>(step) % loop.size();
-      run.kernel(loop[at], 1 + at, 7, false, false);
+      run.kernel(loop[at], 1 + at, 7, false, false, run.program.chance(10));
     }
+    run.enqueue_late();
     run.model->take_released();
     if (!run.failure.empty()) run.failure += " (operation " + std::to_string(step) + ")";
   }
