@@ -17,6 +17,14 @@
 #include "deepum/cuda/own_moves.hpp"
 
 namespace deepum::cuda {
+namespace {
+// The calling thread's operation in flight that may reach memory it does not name, and its engine.
+struct UnnamedInFlight {
+  StreamOrderedEvictor* engine = nullptr;
+  CUstream stream = nullptr;
+};
+thread_local UnnamedInFlight t_unnamed;
+}  // namespace
 using namespace driver;
 
 namespace {
@@ -151,6 +159,7 @@ void StreamOrderedEvictor::forget_context_handles() {
   in_flight_.clear();
   free_events_.clear();
   markers_.clear();
+  unnamed_done_.clear();
   releases_.clear();
   restore_staging_.forget();
   host_place_stream_.store(nullptr);
@@ -599,6 +608,49 @@ StreamOrderedEvictor::MarkerRing* StreamOrderedEvictor::new_marker_ring(std::uin
   return &markers_.back();
 }
 
+void StreamOrderedEvictor::operation_enqueued() noexcept {
+  if (t_unnamed.engine == this) {
+    t_unnamed.engine = nullptr;
+    record_unnamed_done(t_unnamed.stream);
+  }
+  unenqueued_.enqueued();  // after the event: a swap decided from here on finds it
+}
+
+void StreamOrderedEvictor::record_unnamed_done(CUstream stream) noexcept {
+  const std::uint64_t id = core::stream_id(reinterpret_cast<std::uintptr_t>(stream));
+  core::GateEntry entry;
+  HostWork work;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopped_ || unnamed_unordered_) return;
+    OwnMovesScope issuing;
+    auto done = std::find_if(unnamed_done_.begin(), unnamed_done_.end(),
+                             [id](const UnnamedDone& d) { return d.stream == id; });
+    CUevent fresh = nullptr;
+    if (done == unnamed_done_.end() && unnamed_done_.size() < kUnnamedStreams &&
+        event_create.get()(&fresh, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
+      unnamed_done_.push_back({id, fresh});
+      done = std::prev(unnamed_done_.end());
+    }
+    // While a capture runs, nothing is queried or recorded (the legacy stream would join it).
+    const bool recorded =
+        entry && done != unnamed_done_.end() && event_record.get()(done->event, stream) == CUDA_SUCCESS;
+    if (!recorded && !std::exchange(unnamed_unordered_, true)) {
+      try {
+        copy_back_on_host(model_.stop_swapping(), work);
+      } catch (const std::exception&) {
+        // Out of memory for the list: nothing was unmarked (stop_swapping builds it first).
+      }
+      core::logger().warn(
+          "swapping stopped: a later swap could not be ordered after an operation that may reach memory it "
+          "does not name (a stream capture began meanwhile, more than {} streams had one, or the driver "
+          "refused an event)",
+          kUnnamedStreams);
+    }
+  }
+  run(work);
+}
+
 CUevent StreamOrderedEvictor::marker_after(CUstream stream, std::uint64_t launch) const {
   const std::uint64_t id = core::stream_id(reinterpret_cast<std::uintptr_t>(stream));
   for (const MarkerRing& ring : markers_) {
@@ -789,6 +841,13 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     return count_failure(r);
   };
   CUresult r = stream_wait_event.get()(stream_, after, 0);
+  // A swap follows every operation of another stream that may reach memory it does not name.
+  if (!decision.swap_out.empty()) {
+    const std::uint64_t id = core::stream_id(reinterpret_cast<std::uintptr_t>(stream));
+    for (const UnnamedDone& unnamed : unnamed_done_) {
+      if (unnamed.stream != id && r == CUDA_SUCCESS) r = stream_wait_event.get()(stream_, unnamed.event, 0);
+    }
+  }
   // A victim placed ahead (no operation named it yet) may still be arriving.
   if (decision.evict_after_placement > placements_reaped_ && r == CUDA_SUCCESS) {
     if (CUevent placing = placement_in_flight(decision.evict_after_placement, false))
@@ -1001,7 +1060,10 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
       unenqueued_.decided(operation);
       enqueued_below_ = unenqueued_.oldest(operation);
       model_.set_enqueued_below(enqueued_below_);
-      moves = decide_and_issue(stream, host_time, may_evict, decide(model_, may_evict), work);
+      core::LaunchEviction decision = decide(model_, may_evict);
+      // It may reach memory it does not name: its stream gets an event after it at its exit.
+      if (decision.after_every_placement && swaps_ && may_evict) t_unnamed = {this, stream};
+      moves = decide_and_issue(stream, host_time, may_evict, std::move(decision), work);
     } catch (const std::exception&) {
       // Out of memory for the victims' list: this operation evicts nothing, and blocks it named in
       // part may still count as fresh, so none does.

@@ -6,13 +6,16 @@
 // another thread's per-thread stream, which the same driver handle names in every thread.
 //
 //   threads_streams_check [--threads T] [--arrays A] [--mib M] [--steps N] [--stream legacy|per-thread]
-//                         [--copy-2d]
+//                         [--copy-2d | --copy-2d-side]
 //
 // Each thread owns A arrays; each step it advances each array once, in place, with exact integer
 // arithmetic whose result depends on the order of the steps (a copy out or in at the wrong time
 // shows). With --copy-2d each array has a twin: a step copies the array into it with
 // cudaMemcpy2DAsync (a copy deepum does not decode: it may reach any memory), advances the twin,
-// and the two trade places. Exit status: 0 every value right, 1 a mismatch or a CUDA error, 2 usage.
+// and the two trade places. With --copy-2d-side the twin is a snapshot a second stream of the thread
+// takes with that copy after each advance, while the thread goes on with its other arrays; the
+// next advance adds it in (x = x * multiplier + add + snapshot): a swap there must follow the copy
+// in the other stream. Exit status: 0 every value right, 1 a mismatch or a CUDA error, 2 usage.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -45,14 +48,61 @@ __global__ void advance(std::uint32_t* data, std::size_t n, std::uint32_t add) {
     data[i] = data[i] * kMultiplier + add;
 }
 
+// With the snapshot, which equals `data` when it is right: data * (kMultiplier + 1) + add.
+__global__ void advance_with(std::uint32_t* data, const std::uint32_t* snapshot, std::size_t n,
+                             std::uint32_t add) {
+  for (std::size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
+    data[i] = data[i] * kMultiplier + add + snapshot[i];
+}
+
 struct Options {
   unsigned threads = 8, arrays = 4, steps = 100;
   std::size_t mib = 16;
   bool per_thread = false;
-  bool copy_2d = false;
+  enum class Copies { none, in_stream, side } copies = Copies::none;
 };
 
 constexpr std::size_t kPitch = 4096;  // the 2-D copies' row, in bytes
+
+// --copy-2d-side, after the arrays are filled: the snapshots start equal to them, and each step adds
+// them in, then takes them again in the thread's second stream.
+std::string run_side_copies(const Options& options, unsigned thread, std::vector<std::uint32_t*>& arrays,
+                            cudaStream_t stream) {
+  const std::size_t bytes = options.mib * (std::size_t{1} << 20);
+  const std::size_t n = bytes / sizeof(std::uint32_t);
+  cudaStream_t side = nullptr;
+  cudaEvent_t taken = nullptr;
+  std::vector<cudaEvent_t> advanced(options.arrays);
+  if (cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) != cudaSuccess ||
+      cudaEventCreateWithFlags(&taken, cudaEventDisableTiming) != cudaSuccess)
+    return "a stream or event could not be made";
+  for (cudaEvent_t& event : advanced) {
+    if (cudaEventCreateWithFlags(&event, cudaEventDisableTiming) != cudaSuccess)
+      return "an event could not be made";
+  }
+  for (unsigned a = 0; a < options.arrays; ++a)
+    fill<<<256, 256, 0, stream>>>(arrays[options.arrays + a], n, thread, a);
+  bool copied = true;
+  for (unsigned step = 0; step < options.steps && copied; ++step) {
+    copied = cudaStreamWaitEvent(stream, taken, 0) == cudaSuccess;  // the last snapshots are taken
+    for (unsigned a = 0; a < options.arrays && copied; ++a) {
+      std::uint32_t* snapshot = arrays[options.arrays + a];
+      advance_with<<<256, 256, 0, stream>>>(arrays[a], snapshot, n, increment(step, thread, a));
+      copied = cudaEventRecord(advanced[a], stream) == cudaSuccess &&
+               cudaStreamWaitEvent(side, advanced[a], 0) == cudaSuccess &&
+               cudaMemcpy2DAsync(snapshot, kPitch, arrays[a], kPitch, kPitch, bytes / kPitch,
+                                 cudaMemcpyDeviceToDevice, side) == cudaSuccess;
+    }
+    copied = copied && cudaEventRecord(taken, side) == cudaSuccess;
+  }
+  const cudaError_t e = copied ? cudaStreamSynchronize(side) : cudaErrorUnknown;
+  const cudaError_t f = cudaStreamSynchronize(stream);
+  for (cudaEvent_t event : advanced) cudaEventDestroy(event);
+  cudaEventDestroy(taken);
+  cudaStreamDestroy(side);
+  if (e != cudaSuccess || f != cudaSuccess) return "a copy or kernel failed";
+  return {};
+}
 
 // The thread's work; returns an empty string, or what failed. `arrays` ends with the results
 // first, then the twins (--copy-2d).
@@ -64,9 +114,10 @@ std::string run_thread(const Options& options, unsigned thread, std::vector<std:
     if (cudaMalloc(&array, bytes) != cudaSuccess) return "cudaMalloc failed";
   }
   for (unsigned a = 0; a < options.arrays; ++a) fill<<<256, 256, 0, stream>>>(arrays[a], n, thread, a);
+  if (options.copies == Options::Copies::side) return run_side_copies(options, thread, arrays, stream);
   for (unsigned step = 0; step < options.steps; ++step) {
     for (unsigned a = 0; a < options.arrays; ++a) {
-      if (options.copy_2d) {
+      if (options.copies == Options::Copies::in_stream) {
         std::uint32_t* twin = arrays[options.arrays + a];
         if (cudaMemcpy2DAsync(twin, kPitch, arrays[a], kPitch, kPitch, bytes / kPitch,
                               cudaMemcpyDeviceToDevice, stream) != cudaSuccess)
@@ -83,9 +134,10 @@ std::string run_thread(const Options& options, unsigned thread, std::vector<std:
 // Every value of one thread's array against the host's arithmetic; the first wrong one printed.
 bool check(const Options& options, unsigned thread, unsigned array, const std::vector<std::uint32_t>& got) {
   std::uint32_t scale = 1, offset = 0;  // the steps composed: x -> scale * x + offset
+  const std::uint32_t multiplier = options.copies == Options::Copies::side ? kMultiplier + 1 : kMultiplier;
   for (unsigned step = 0; step < options.steps; ++step) {
-    scale *= kMultiplier;
-    offset = offset * kMultiplier + increment(step, thread, array);
+    scale *= multiplier;
+    offset = offset * multiplier + increment(step, thread, array);
   }
   for (std::size_t i = 0; i < got.size(); ++i) {
     const std::uint32_t want = scale * initial(i, thread, array) + offset;
@@ -100,8 +152,8 @@ bool check(const Options& options, unsigned thread, unsigned array, const std::v
 bool parse(int argc, char** argv, Options& options) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--copy-2d") {
-      options.copy_2d = true;
+    if (arg == "--copy-2d" || arg == "--copy-2d-side") {
+      options.copies = arg == "--copy-2d" ? Options::Copies::in_stream : Options::Copies::side;
       continue;
     }
     if (i + 1 >= argc) return false;
@@ -130,10 +182,10 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, options)) {
     std::fprintf(stderr,
                  "usage: threads_streams_check [--threads T] [--arrays A] [--mib M] [--steps N] "
-                 "[--stream legacy|per-thread] [--copy-2d]\n");
+                 "[--stream legacy|per-thread] [--copy-2d | --copy-2d-side]\n");
     return 2;
   }
-  const unsigned held = options.copy_2d ? 2 * options.arrays : options.arrays;
+  const unsigned held = options.copies == Options::Copies::none ? options.arrays : 2 * options.arrays;
   std::vector<std::vector<std::uint32_t*>> arrays(options.threads, std::vector<std::uint32_t*>(held));
   std::vector<std::string> errors(options.threads);
   std::vector<std::thread> threads;
@@ -166,6 +218,9 @@ int main(int argc, char** argv) {
       "threads_streams_check: %u threads x %u arrays x %zu MiB, %u steps on %s streams%s: every value "
       "right\n",
       options.threads, options.arrays, options.mib, options.steps,
-      options.per_thread ? "per-thread" : "the legacy", options.copy_2d ? ", each through a 2-D copy" : "");
+      options.per_thread ? "per-thread" : "the legacy",
+      options.copies == Options::Copies::none        ? ""
+      : options.copies == Options::Copies::in_stream ? ", each through a 2-D copy"
+                                                     : ", each with a 2-D copy in a second stream");
   return 0;
 }

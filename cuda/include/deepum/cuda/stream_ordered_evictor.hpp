@@ -110,8 +110,9 @@ class StreamOrderedEvictor {
   void on_buffer_returned(std::uint64_t address, std::uint64_t bytes, std::uint64_t stream) noexcept;
   void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept;
   // The calling thread's driver call, whose operation before_launch or before_copy saw at its
-  // entry, has returned: the driver has enqueued it. Any thread; takes no lock of the engine's.
-  void operation_enqueued() noexcept { unenqueued_.enqueued(); }
+  // entry, has returned: the driver has enqueued it. Any thread; takes the engine's lock only after
+  // an operation that may reach memory it does not name (see unnamed_done_).
+  void operation_enqueued() noexcept;
   // What was enqueued before one launch: the ranges evicted, discarded (dead, dropped) and
   // prefetched (empty: none, or the driver refused; the first refusal is logged).
   struct Moves {
@@ -376,6 +377,19 @@ class StreamOrderedEvictor {
   // the oldest of them (the model's set_enqueued_below; under mutex_).
   core::UnenqueuedOperations unenqueued_;
   std::uint64_t enqueued_below_ = 0;
+  // Per stream (an id), an event recorded after its latest operation that may reach memory it does
+  // not name, once the driver enqueued it: a swap decided in another stream waits for them all (it
+  // cannot tell whether they touch its victims; one in its own stream is followed already). Past
+  // kUnnamedStreams, or where the event cannot be recorded, swapping stops.
+  struct UnnamedDone {
+    std::uint64_t stream = 0;
+    CUevent event = nullptr;
+  };
+  static constexpr std::size_t kUnnamedStreams = 32;
+  std::vector<UnnamedDone> unnamed_done_;
+  bool unnamed_unordered_ = false;  // one could not be recorded: swapping stopped for good
+  // At the exit of an operation in `stream` that may reach memory it does not name: its event.
+  void record_unnamed_done(CUstream stream) noexcept;
   core::LaunchOrderedResidency model_;
   const bool
       follows_buffers_;  // the allocator's hand-outs and returns matter (discard_dead, place_fresh, swap)
