@@ -1060,6 +1060,8 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
       unenqueued_.decided(operation);
       enqueued_below_ = unenqueued_.oldest(operation);
       model_.set_enqueued_below(enqueued_below_);
+      // One the thread decided before has returned (or its exit was never told): not recorded now.
+      if (t_unnamed.engine == this) t_unnamed = {};
       core::LaunchEviction decision = decide(model_, may_evict);
       // It may reach memory it does not name: its stream gets an event after it at its exit.
       if (decision.after_every_placement && swaps_ && may_evict) t_unnamed = {this, stream};
