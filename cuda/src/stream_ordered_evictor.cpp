@@ -17,14 +17,6 @@
 #include "deepum/cuda/own_moves.hpp"
 
 namespace deepum::cuda {
-namespace {
-// The calling thread's operation in flight that may reach memory it does not name, and its engine.
-struct UnnamedInFlight {
-  StreamOrderedEvictor* engine = nullptr;
-  CUstream stream = nullptr;
-};
-thread_local UnnamedInFlight t_unnamed;
-}  // namespace
 using namespace driver;
 
 namespace {
@@ -159,7 +151,6 @@ void StreamOrderedEvictor::forget_context_handles() {
   in_flight_.clear();
   free_events_.clear();
   markers_.clear();
-  unnamed_done_.clear();
   releases_.clear();
   restore_staging_.forget();
   host_place_stream_.store(nullptr);
@@ -573,7 +564,7 @@ void StreamOrderedEvictor::mark_progress(CUstream stream, std::uint64_t launch) 
   for (MarkerRing& candidate : markers_) {
     if (candidate.stream == id) ring = &candidate;
   }
-  if (ring == nullptr && (ring = new_marker_ring(id)) == nullptr) return;
+  if (ring == nullptr && (ring = new_marker_ring(id, launch)) == nullptr) return;
   ring->last_launch = launch;
   if (ring->launches++ % kMarkerInterval != 0) return;
   // Re-recording an event leaves earlier waits on it as they were: they keep its earlier state.
@@ -584,13 +575,16 @@ void StreamOrderedEvictor::mark_progress(CUstream stream, std::uint64_t launch) 
   ring->count = std::min(ring->count + 1, kMarkers);
 }
 
-StreamOrderedEvictor::MarkerRing* StreamOrderedEvictor::new_marker_ring(std::uint64_t stream) {
+StreamOrderedEvictor::MarkerRing* StreamOrderedEvictor::new_marker_ring(std::uint64_t stream,
+                                                                        std::uint64_t launch) {
   if (markers_.size() == kMarkerStreams) {
-    // The ring of the stream marked least lately (a thread gone, with its per-thread stream) starts
-    // over for this one; its events are recorded anew.
+    // The ring of the stream that launched least lately starts over for this one (its events are
+    // recorded anew), once that stream has been idle for a ring's worth of launches (a thread gone,
+    // with its per-thread stream): streams taking turns would otherwise take each other's rings.
     MarkerRing& oldest =
         *std::min_element(markers_.begin(), markers_.end(),
                           [](const auto& a, const auto& b) { return a.last_launch < b.last_launch; });
+    if (launch - oldest.last_launch < kMarkers * kMarkerInterval) return nullptr;
     oldest.stream = stream;
     oldest.next = oldest.count = 0;
     oldest.launches = 0;
@@ -606,49 +600,6 @@ StreamOrderedEvictor::MarkerRing* StreamOrderedEvictor::new_marker_ring(std::uin
   }
   markers_.push_back(fresh);
   return &markers_.back();
-}
-
-void StreamOrderedEvictor::operation_enqueued() noexcept {
-  if (t_unnamed.engine == this) {
-    t_unnamed.engine = nullptr;
-    record_unnamed_done(t_unnamed.stream);
-  }
-  unenqueued_.enqueued();  // after the event: a swap decided from here on finds it
-}
-
-void StreamOrderedEvictor::record_unnamed_done(CUstream stream) noexcept {
-  const std::uint64_t id = core::stream_id(reinterpret_cast<std::uintptr_t>(stream));
-  core::GateEntry entry;
-  HostWork work;
-  {
-    std::lock_guard lock(mutex_);
-    if (stopped_ || unnamed_unordered_) return;
-    OwnMovesScope issuing;
-    auto done = std::find_if(unnamed_done_.begin(), unnamed_done_.end(),
-                             [id](const UnnamedDone& d) { return d.stream == id; });
-    CUevent fresh = nullptr;
-    if (done == unnamed_done_.end() && unnamed_done_.size() < kUnnamedStreams &&
-        event_create.get()(&fresh, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
-      unnamed_done_.push_back({id, fresh});
-      done = std::prev(unnamed_done_.end());
-    }
-    // While a capture runs, nothing is queried or recorded (the legacy stream would join it).
-    const bool recorded =
-        entry && done != unnamed_done_.end() && event_record.get()(done->event, stream) == CUDA_SUCCESS;
-    if (!recorded && !std::exchange(unnamed_unordered_, true)) {
-      try {
-        copy_back_on_host(model_.stop_swapping(), work);
-      } catch (const std::exception&) {
-        // Out of memory for the list: nothing was unmarked (stop_swapping builds it first).
-      }
-      core::logger().warn(
-          "swapping stopped: a later swap could not be ordered after an operation that may reach memory it "
-          "does not name (a stream capture began meanwhile, more than {} streams had one, or the driver "
-          "refused an event)",
-          kUnnamedStreams);
-    }
-  }
-  run(work);
 }
 
 CUevent StreamOrderedEvictor::marker_after(CUstream stream, std::uint64_t launch) const {
@@ -841,13 +792,6 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     return count_failure(r);
   };
   CUresult r = stream_wait_event.get()(stream_, after, 0);
-  // A swap follows every operation of another stream that may reach memory it does not name.
-  if (!decision.swap_out.empty()) {
-    const std::uint64_t id = core::stream_id(reinterpret_cast<std::uintptr_t>(stream));
-    for (const UnnamedDone& unnamed : unnamed_done_) {
-      if (unnamed.stream != id && r == CUDA_SUCCESS) r = stream_wait_event.get()(stream_, unnamed.event, 0);
-    }
-  }
   // A victim placed ahead (no operation named it yet) may still be arriving.
   if (decision.evict_after_placement > placements_reaped_ && r == CUDA_SUCCESS) {
     if (CUevent placing = placement_in_flight(decision.evict_after_placement, false))
@@ -1060,12 +1004,7 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
       unenqueued_.decided(operation);
       enqueued_below_ = unenqueued_.oldest(operation);
       model_.set_enqueued_below(enqueued_below_);
-      // One the thread decided before has returned (or its exit was never told): not recorded now.
-      if (t_unnamed.engine == this) t_unnamed = {};
-      core::LaunchEviction decision = decide(model_, may_evict);
-      // It may reach memory it does not name: its stream gets an event after it at its exit.
-      if (decision.after_every_placement && swaps_ && may_evict) t_unnamed = {this, stream};
-      moves = decide_and_issue(stream, host_time, may_evict, std::move(decision), work);
+      moves = decide_and_issue(stream, host_time, may_evict, decide(model_, may_evict), work);
     } catch (const std::exception&) {
       // Out of memory for the victims' list: this operation evicts nothing, and blocks it named in
       // part may still count as fresh, so none does.

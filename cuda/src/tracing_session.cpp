@@ -827,11 +827,6 @@ void before_collective(const core::CollectiveBuffers& call, std::uint64_t stream
         call, stream, static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(current_context())));
 }
 
-void after_collective() noexcept {
-  Runtime* runtime = g_runtime.load(std::memory_order_acquire);
-  if (runtime != nullptr && runtime->sink) runtime->sink->on_enqueued();
-}
-
 void note_range_freed(core::Session& session, std::uint64_t address, std::uint64_t bytes) {
   if (EventPipeline* pipeline = session.pipeline()) {
     pipeline->on_range({core::RangeEvent::Kind::freed, now_ns(), address, bytes});

@@ -14,8 +14,8 @@
 // cudaMemcpy2DAsync (a copy deepum does not decode: it may reach any memory), advances the twin,
 // and the two trade places. With --copy-2d-side the twin is a snapshot a second stream of the thread
 // takes with that copy after each advance, while the thread goes on with its other arrays; the
-// next advance adds it in (x = x * multiplier + add + snapshot): a swap there must follow the copy
-// in the other stream. Exit status: 0 every value right, 1 a mismatch or a CUDA error, 2 usage.
+// next advance adds it in (x = x * multiplier + add + snapshot), while a swap in the first stream
+// may take the array the copy reads. Exit status: 0 every value right, 1 a mismatch or a CUDA error, 2 usage.
 #include <cuda_runtime.h>
 
 #include <cstdint>

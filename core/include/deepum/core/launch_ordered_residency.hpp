@@ -464,8 +464,7 @@ class LaunchOrderedResidency {
   bool unnamed_now_ = false;
   // The latest such operation in each stream: a later swap there starts after it, whatever its
   // victims' last namings (it may have read or written them; a copy out beside it would be stale).
-  // One in another stream orders nothing here (swaps take blocks named in one stream only; the
-  // engine orders every swap after the other streams' latest ones).
+  // One in another stream orders nothing here (swaps take blocks named in one stream only).
   std::map<std::uint64_t, std::uint64_t> unnamed_at_;
   std::uint64_t latest_unnamed_ = 0;           // the latest such operation in any stream
   std::uint64_t enqueued_below_ = UINT64_MAX;  // see set_enqueued_below

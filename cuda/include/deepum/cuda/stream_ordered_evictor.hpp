@@ -110,9 +110,8 @@ class StreamOrderedEvictor {
   void on_buffer_returned(std::uint64_t address, std::uint64_t bytes, std::uint64_t stream) noexcept;
   void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept;
   // The calling thread's driver call, whose operation before_launch or before_copy saw at its
-  // entry, has returned: the driver has enqueued it. Any thread; takes the engine's lock only after
-  // an operation that may reach memory it does not name (see unnamed_done_).
-  void operation_enqueued() noexcept;
+  // entry, has returned: the driver has enqueued it. Any thread; takes no lock of the engine's.
+  void operation_enqueued() noexcept { unenqueued_.enqueued(); }
   // What was enqueued before one launch: the ranges evicted, discarded (dead, dropped) and
   // prefetched (empty: none, or the driver refused; the first refusal is logged).
   struct Moves {
@@ -213,7 +212,7 @@ class StreamOrderedEvictor {
   // the last kMarkers kept, so an eviction can start once the stream has run the victims' last
   // users instead of everything enqueued before the launch that needs the room (the host runs up
   // to a training step ahead: that wait left the link idle while the GPU caught up). Streams past
-  // kMarkerStreams take over the ring of the stream marked least lately.
+  // kMarkerStreams take over the ring of a stream idle for kMarkers * kMarkerInterval launches.
   static constexpr std::size_t kMarkers = 64, kMarkerInterval = 16, kMarkerStreams = 8;
 
  private:
@@ -351,11 +350,11 @@ class StreamOrderedEvictor {
     std::array<std::uint64_t, kMarkers> recorded_before{};
     std::size_t next = 0, count = 0;
     std::uint64_t launches = 0;
-    std::uint64_t last_launch = 0;  // the latest launch in the stream (see new_marker_ring)
+    std::uint64_t last_launch = 0;  // the stream's latest launch (see new_marker_ring)
   };
-  // A ring for `stream` (an id): a new one, or past kMarkerStreams the one marked least lately;
-  // nullptr where the driver refused its events.
-  MarkerRing* new_marker_ring(std::uint64_t stream);
+  // A ring for `stream` (an id) before launch `launch`: a new one, or past kMarkerStreams that of
+  // a stream idle for a while; nullptr: none, or the driver refused its events.
+  MarkerRing* new_marker_ring(std::uint64_t stream, std::uint64_t launch);
   // Every kMarkerInterval-th launch in `stream`: a marker before launch `launch` (no-op otherwise),
   // on the thread that launches it.
   void mark_progress(CUstream stream, std::uint64_t launch);
@@ -377,19 +376,6 @@ class StreamOrderedEvictor {
   // the oldest of them (the model's set_enqueued_below; under mutex_).
   core::UnenqueuedOperations unenqueued_;
   std::uint64_t enqueued_below_ = 0;
-  // Per stream (an id), an event recorded after its latest operation that may reach memory it does
-  // not name, once the driver enqueued it: a swap decided in another stream waits for them all (it
-  // cannot tell whether they touch its victims; one in its own stream is followed already). Past
-  // kUnnamedStreams, or where the event cannot be recorded, swapping stops.
-  struct UnnamedDone {
-    std::uint64_t stream = 0;
-    CUevent event = nullptr;
-  };
-  static constexpr std::size_t kUnnamedStreams = 32;
-  std::vector<UnnamedDone> unnamed_done_;
-  bool unnamed_unordered_ = false;  // one could not be recorded: swapping stopped for good
-  // At the exit of an operation in `stream` that may reach memory it does not name: its event.
-  void record_unnamed_done(CUstream stream) noexcept;
   core::LaunchOrderedResidency model_;
   const bool
       follows_buffers_;  // the allocator's hand-outs and returns matter (discard_dead, place_fresh, swap)

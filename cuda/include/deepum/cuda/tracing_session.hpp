@@ -29,9 +29,6 @@ void note_range_freed(core::Session& session, std::uint64_t address, std::uint64
 // are named there as a launch's are, with what must come before them ordered in the stream; a call
 // whose buffers are not known stops swaps and placement, as an NCCL kernel outside such a call does.
 void before_collective(const core::CollectiveBuffers& call, std::uint64_t stream);
-// The real NCCL call returned: what it enqueued is in its stream (kernels NCCL defers to the end
-// of a group are not; another thread's swap may come before those).
-void after_collective() noexcept;
 
 // Driver getters handed out a kernel handle (program thread, right after the getter returned):
 // its parameter layout is learned now, outside any CUPTI callback (cupti_tracer::FunctionLayouts).
