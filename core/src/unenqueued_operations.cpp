@@ -4,17 +4,23 @@
 
 namespace deepum::core {
 
-void UnenqueuedOperations::decided(std::uint64_t operation) {
+std::uint64_t UnenqueuedOperations::decided(std::uint64_t operation) {
   const std::thread::id self = std::this_thread::get_id();
   std::lock_guard lock(mutex_);
+  std::uint64_t oldest = operation;
+  bool found = false;
   for (Entry& entry : entries_) {
     if (entry.thread == self) {
       entry.operation = std::min(entry.operation, operation);
-      return;
+      found = true;
     }
+    oldest = std::min(oldest, entry.operation);
   }
-  entries_.push_back({self, operation});
-  count_.store(entries_.size(), std::memory_order_relaxed);
+  if (!found) {
+    entries_.push_back({self, operation});
+    count_.store(entries_.size(), std::memory_order_relaxed);
+  }
+  return oldest;
 }
 
 void UnenqueuedOperations::enqueued() noexcept {

@@ -1001,8 +1001,7 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     try {
       // Numbered next by the model; enqueued once this thread's driver call returns.
       const std::uint64_t operation = model_.launches_decided() + 1;
-      unenqueued_.decided(operation);
-      enqueued_below_ = unenqueued_.oldest(operation);
+      enqueued_below_ = unenqueued_.decided(operation);
       model_.set_enqueued_below(enqueued_below_);
       moves = decide_and_issue(stream, host_time, may_evict, decide(model_, may_evict), work);
     } catch (const std::exception&) {

@@ -20,8 +20,8 @@ class UnenqueuedOperations {
  public:
   // The calling thread's operation `operation` (numbered in decision order) is decided. A thread
   // whose earlier operation was never reported enqueued (an NCCL call whose kernels come at the
-  // group's end) keeps the older number.
-  void decided(std::uint64_t operation);
+  // group's end) keeps the older number. Returns oldest(operation), found under the same lock.
+  std::uint64_t decided(std::uint64_t operation);
   // The calling thread's driver call returned: what it decided is enqueued.
   void enqueued() noexcept;
   // The oldest operation decided and not enqueued yet; `none` when every one is.
