@@ -109,6 +109,14 @@ void loop_line(std::string& out, const EngineCounters* e) {
   }
 }
 
+void held_line(std::string& out, const EngineCounters* e) {
+  if (e == nullptr || e->held_by_value_waits == 0) return;
+  append_line(out,
+              "  held: {} operations moved nothing while a stream memory wait of the program's might still "
+              "wait (docs/configuration.md, Modes)",
+              e->held_by_value_waits);
+}
+
 void residency_line(std::string& out, const ExitReport& r) {
   const PipelineStats& t = *r.tracing;
   if (t.replayed_ms == 0 && t.peak_resident_bytes == 0) return;
@@ -150,6 +158,7 @@ std::string render_summary(const ExitReport& r) {
     const EngineCounters* engine = r.runtime && r.runtime->engine ? &*r.runtime->engine : nullptr;
     moves_line(out, *r.tracing, engine);
     loop_line(out, engine);
+    held_line(out, engine);
     residency_line(out, r);
     if (r.runtime) program_thread_line(out, r);
     gpu_line(out, r.tracing->gpu_time);

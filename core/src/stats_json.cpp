@@ -174,6 +174,7 @@ json engine_json(const EngineCounters& e) {
           {"evictions_after_marker", e.evictions_after_marker},
           {"skipped_capturing", e.skipped_capturing},
           {"skipped_busy", e.skipped_busy},
+          {"held_by_value_waits", e.held_by_value_waits},
           {"eviction_failures", e.eviction_failures},
           {"prefetch_failures", e.prefetch_failures},
           {"swap_store_pinned_bytes", e.swap_store_pinned_bytes},

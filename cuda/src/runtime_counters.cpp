@@ -42,6 +42,7 @@ core::EngineCounters engine_counters(StreamOrderedEvictor& evictor) {
   e.evictions_after_marker = evictor.evictions_after_marker();
   e.skipped_capturing = evictor.skipped_capturing();
   e.skipped_busy = evictor.skipped_busy();
+  e.held_by_value_waits = evictor.held_by_value_waits();
   e.eviction_failures = evictor.failures();
   e.prefetch_failures = evictor.prefetch_failures();
   e.swap_store_pinned_bytes = evictor.swap_store_pinned_bytes();

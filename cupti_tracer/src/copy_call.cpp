@@ -81,6 +81,40 @@ CopyCall undecoded_of(const Params& p, bool per_thread) noexcept {
   return call;
 }
 
+// A stream memory operation that waits on the GPU for a value (cuStreamWaitValue32/64).
+template <typename Params>
+CopyCall value_wait_of(const Params& p, bool per_thread) noexcept {
+  CopyCall call = undecoded_of(p, per_thread);
+  call.waits_for_value = true;
+  return call;
+}
+
+// Past this many operations a batch is taken to hold a wait without reading further.
+constexpr unsigned kBatchOperationsRead = 256;
+
+// A batch of stream memory operations waits where any of its operations does.
+template <typename Params>
+CopyCall batch_of(const Params& p, bool per_thread) noexcept {
+  CopyCall call = undecoded_of(p, per_thread);
+  // Read as the driver will, but where the program passed memory it cannot read (the driver's
+  // error is the program's to get), an error here rather than a crash; then taken to wait.
+  thread_local std::array<CUstreamBatchMemOpParams, kBatchOperationsRead> operations;
+  const std::size_t bytes = std::size_t{p.count} * sizeof(CUstreamBatchMemOpParams);
+  iovec local{operations.data(), bytes};
+  iovec remote{p.paramArray, bytes};
+  if (p.count > kBatchOperationsRead ||
+      (bytes != 0 && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(bytes))) {
+    call.waits_for_value = true;
+    return call;
+  }
+  for (unsigned i = 0; i < p.count; ++i) {
+    const CUstreamBatchMemOpType operation = operations[i].operation;
+    if (operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 || operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
+      call.waits_for_value = true;
+  }
+  return call;
+}
+
 constexpr CUpti_CallbackId kCopyCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
     CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds,
@@ -163,6 +197,14 @@ constexpr CUpti_CallbackId kCopyCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_ptsz,
     CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2,
     CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue64,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue64_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue64_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue64_v2_ptsz,
 };
 constexpr std::size_t kFirstUndecoded = 28;  // the 1-D copies and memsets come first
 static_assert(kCopyCallbacks[kFirstUndecoded - 1] == CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz);
@@ -181,6 +223,12 @@ std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* para
 #define DEEPUM_UNDECODED(name, per_thread) \
   case CUPTI_DRIVER_TRACE_CBID_##name:     \
     return undecoded_of(*static_cast<const name##_params*>(params), per_thread);
+#define DEEPUM_WAIT(name, per_thread)  \
+  case CUPTI_DRIVER_TRACE_CBID_##name: \
+    return value_wait_of(*static_cast<const name##_params*>(params), per_thread);
+#define DEEPUM_BATCH(name, per_thread) \
+  case CUPTI_DRIVER_TRACE_CBID_##name: \
+    return batch_of(*static_cast<const name##_params*>(params), per_thread);
 #define DEEPUM_MEMSET(name, element, per_thread) \
   case CUPTI_DRIVER_TRACE_CBID_##name:           \
     return memset_of(*static_cast<const name##_params*>(params), element, per_thread);
@@ -265,16 +313,26 @@ std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* para
     DEEPUM_UNDECODED(cuStreamWriteValue64_ptsz, true)
     DEEPUM_UNDECODED(cuStreamWriteValue64_v2, false)
     DEEPUM_UNDECODED(cuStreamWriteValue64_v2_ptsz, true)
-    DEEPUM_UNDECODED(cuStreamBatchMemOp, false)
-    DEEPUM_UNDECODED(cuStreamBatchMemOp_ptsz, true)
-    DEEPUM_UNDECODED(cuStreamBatchMemOp_v2, false)
-    DEEPUM_UNDECODED(cuStreamBatchMemOp_v2_ptsz, true)
+    DEEPUM_BATCH(cuStreamBatchMemOp, false)
+    DEEPUM_BATCH(cuStreamBatchMemOp_ptsz, true)
+    DEEPUM_BATCH(cuStreamBatchMemOp_v2, false)
+    DEEPUM_BATCH(cuStreamBatchMemOp_v2_ptsz, true)
+    DEEPUM_WAIT(cuStreamWaitValue32, false)
+    DEEPUM_WAIT(cuStreamWaitValue32_ptsz, true)
+    DEEPUM_WAIT(cuStreamWaitValue32_v2, false)
+    DEEPUM_WAIT(cuStreamWaitValue32_v2_ptsz, true)
+    DEEPUM_WAIT(cuStreamWaitValue64, false)
+    DEEPUM_WAIT(cuStreamWaitValue64_ptsz, true)
+    DEEPUM_WAIT(cuStreamWaitValue64_v2, false)
+    DEEPUM_WAIT(cuStreamWaitValue64_v2_ptsz, true)
     default:
       return std::nullopt;
   }
 #undef DEEPUM_MEMCPY
 #undef DEEPUM_MEMSET
 #undef DEEPUM_UNDECODED
+#undef DEEPUM_WAIT
+#undef DEEPUM_BATCH
 }
 
 core::CopyLaunch managed_operands(const CopyCall& call, const ManagedLookup& managed) noexcept {

@@ -603,6 +603,7 @@ void CuptiTracer::handle_copy(CUpti_CallbackId cbid, const CUpti_CallbackData& d
   if (!call->decoded) {
     core::CopyLaunch copy;  // no operands: what it reads and writes is unknown
     copy.unnamed_memory = true;
+    copy.waits_for_value = call->waits_for_value;
     copy.stream = call->stream;
     copy.correlation_id = data.correlationId;
     copy.context = id_of(data.context);

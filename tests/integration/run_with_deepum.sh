@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_with_deepum.sh LIB STATS_JSON PROGRAM ARGS...: runs a CUDA program under libdeepum.so and checks,
 # from deepum's own statistics file, that its allocations were intercepted and made managed; with
-# EXPECT_SWAPPED set, that swaps happened, and with EXPECT_PEAK_AT_MOST, that residency stayed under it.
+# EXPECT_SWAPPED set, that swaps happened; with EXPECT_VALUE_WAIT_HOLDS, that stream memory waits held
+# the engine's moves; and with EXPECT_PEAK_AT_MOST, that residency stayed under it.
 set -euo pipefail
 lib=$1 stats=$2
 shift 2
@@ -28,6 +29,11 @@ if os.environ.get("EXPECT_SWAPPED"):
     print(f"swapped out: {swapped} bytes")
     if swapped == 0:
         sys.exit("FAIL: nothing was swapped, so the moves under test never happened")
+if os.environ.get("EXPECT_VALUE_WAIT_HOLDS"):
+    held = stats.get("engine", {}).get("held_by_value_waits", 0)
+    print(f"operations held by stream memory waits: {held}")
+    if held == 0:
+        sys.exit("FAIL: no operation was held by a stream memory wait, so the hold under test never happened")
 most = os.environ.get("EXPECT_PEAK_AT_MOST")
 if most:
     # Residency by the migration records in time order: what was on the GPU. The live estimate can

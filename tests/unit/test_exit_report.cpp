@@ -277,6 +277,15 @@ TEST_CASE("the summary's loop line says which loop planning used, and why not") 
   CHECK(contains(render_summary(r), "loop: 48 operations, learned from repeated addresses"));
 }
 
+TEST_CASE("the summary says when the program's stream memory waits held the engine's moves") {
+  ExitReport r = engine_run();
+  CHECK_FALSE(contains(render_summary(r), "held:"));
+  r.runtime->engine->held_by_value_waits = 72;
+  CHECK(contains(
+      render_summary(r),
+      "held: 72 operations moved nothing while a stream memory wait of the program's might still wait"));
+}
+
 namespace {
 
 // Every leaf of the document as a dotted path; the keys of "calls" and "launches_by_api" (API

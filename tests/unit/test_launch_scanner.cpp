@@ -684,7 +684,7 @@ TEST_CASE("copy and memset calls: operands, bytes and stream from CUPTI's parame
     CHECK(seen.has_value());
     if (seen && !seen->decoded) ++undecoded;
   }
-  CHECK(undecoded == 52);
+  CHECK(undecoded == 60);
   CUDA_MEMCPY2D_v2 region{};
   cuMemcpy2DAsync_v2_params two_d{&region, stream};
   call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2, &two_d);
@@ -697,6 +697,40 @@ TEST_CASE("copy and memset calls: operands, bytes and stream from CUPTI's parame
   cuStreamWriteValue32_params write{stream, kManagedA, 1, 0};
   CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32, &write)->stream ==
         reinterpret_cast<std::uintptr_t>(stream));
+  CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamWriteValue32, &write)->waits_for_value);
   CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &between).has_value());
   CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, nullptr).has_value());
+}
+
+TEST_CASE("stream memory operations that wait for a value are told from those that write one") {
+  auto* stream = reinterpret_cast<CUstream>(std::uintptr_t{0x5000});
+  cuStreamWaitValue32_v2_params wait{stream, 0x9000, 1, CU_STREAM_WAIT_VALUE_GEQ};
+  auto call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2, &wait);
+  REQUIRE(call.has_value());
+  CHECK_FALSE(call->decoded);
+  CHECK(call->waits_for_value);
+  CHECK(call->stream == reinterpret_cast<std::uintptr_t>(stream));
+  cuStreamWaitValue64_ptsz_params wait_per_thread{nullptr, 0x9000, 1, 0};
+  call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue64_ptsz, &wait_per_thread);
+  REQUIRE(call.has_value());
+  CHECK(call->waits_for_value);
+  CHECK(call->stream == core::stream_id(reinterpret_cast<std::uintptr_t>(CU_STREAM_PER_THREAD)));
+
+  std::array<CUstreamBatchMemOpParams, 3> operations{};
+  operations[0].operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  operations[1].operation = CU_STREAM_MEM_OP_BARRIER;
+  operations[2].operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+  cuStreamBatchMemOp_v2_params writes{stream, 3, operations.data(), 0};
+  call = decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, &writes);
+  REQUIRE(call.has_value());
+  CHECK_FALSE(call->waits_for_value);
+  operations[1].operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, &writes)->waits_for_value);
+  // Parameters the host cannot read, or more than are read: taken to wait.
+  cuStreamBatchMemOp_v2_params unreadable{stream, 2, reinterpret_cast<CUstreamBatchMemOpParams*>(8), 0};
+  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, &unreadable)->waits_for_value);
+  cuStreamBatchMemOp_v2_params many{stream, 100000, operations.data(), 0};
+  CHECK(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, &many)->waits_for_value);
+  cuStreamBatchMemOp_v2_params none{stream, 0, nullptr, 0};
+  CHECK_FALSE(decode_copy_call(CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, &none)->waits_for_value);
 }

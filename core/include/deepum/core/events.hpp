@@ -89,6 +89,9 @@ struct CopyLaunch {
   // it may write managed memory no operand shows.
   bool unnamed_memory = false;
   std::uint64_t context = 0;  // as KernelLaunch::context
+  // A stream memory operation that waits for a value (cuStreamWaitValue32/64), which work enqueued
+  // later, in any stream, may write.
+  bool waits_for_value = false;
 };
 
 enum class FaultAccess : std::uint8_t { unknown, read, write, atomic, prefetch };

@@ -63,6 +63,7 @@ struct EngineCounters {
   LaunchOrderedStats moves;
   std::uint64_t evictions_after_marker = 0;  // started after their victims' last users
   std::uint64_t skipped_capturing = 0, skipped_busy = 0;
+  std::uint64_t held_by_value_waits = 0;  // moved nothing: a program's stream memory wait might wait
   std::uint64_t eviction_failures = 0, prefetch_failures = 0;
   std::uint64_t swap_store_pinned_bytes = 0;
   std::string swap_store_error;  // why the store stopped growing; empty: it never did

@@ -49,6 +49,7 @@ inline RealFunction<decltype(&::cuStreamCreate)> stream_create{"cuStreamCreate",
 inline RealFunction<decltype(&::cuStreamDestroy_v2)> stream_destroy{"cuStreamDestroy_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuStreamIsCapturing)> stream_is_capturing{"cuStreamIsCapturing",
                                                                           Library::libcuda};
+inline RealFunction<decltype(&::cuStreamQuery)> stream_query{"cuStreamQuery", Library::libcuda};
 inline RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize",
                                                                          Library::libcuda};
 inline RealFunction<decltype(&::cuStreamWaitEvent)> stream_wait_event{"cuStreamWaitEvent", Library::libcuda};

@@ -15,7 +15,9 @@
 // So did a version in which this thread wrote the number from the host once the eviction had ended,
 // which no GPU queue can hold up (bench/results/2026-11-28-h200-waits). Why is not known: in
 // isolation neither a drop nor a placement waits for work queued behind such a value wait
-// (bench/placement_hold_probe.cu).
+// (bench/placement_hold_probe.cu). CUDA documents work ordered by these waits alone, as the launch
+// after such a wait is, as able to deadlock; a wait for a value a later kernel of another stream
+// wrote hung without deepum (bench/results/2026-11-29-h200-value-waits, call 2).
 //
 // No deadlock: this thread takes no lock a program thread holds, and an eviction waits only for
 // an event recorded before it was handed over.

@@ -27,6 +27,9 @@ struct CopyCall {
   // A host-to-device call (cuMemcpyHtoD*), or one whose source the driver places by its address
   // (cuMemcpy, cuMemcpyAsync): `source` may be host memory.
   bool source_may_be_host = false;
+  // A stream memory operation that waits on the GPU for a value (cuStreamWaitValue32/64, or a
+  // cuStreamBatchMemOp holding such a wait): the value may come from work enqueued later.
+  bool waits_for_value = false;
 };
 
 // Copies to the GPU this small may be tables of pointers a kernel then follows (PyTorch builds
@@ -39,9 +42,9 @@ inline constexpr std::size_t kPointerTableChunkBytes = 16384;
 
 // The callbacks watched: the 1-D copies and memsets with 64-bit pointers, each with its
 // per-thread-stream twin, decoded; and the copies of 2-D/3-D regions, from arrays, between devices
-// and in batches, the 2-D memsets and the stream memory operations, seen but not decoded (they name
-// regions or several ranges; PyTorch's training loop uses none of them): deepum only learns that
-// they may write memory.
+// and in batches, the 2-D memsets and the stream memory operations (writes and waits), seen but not
+// decoded (they name regions or several ranges; PyTorch's training loop uses none of them): deepum
+// only learns that they may write memory, and which of them wait for a value.
 std::span<const CUpti_CallbackId> copy_callback_ids() noexcept;
 // nullopt: not one of copy_callback_ids(), or no parameters; decoded false: one not decoded.
 std::optional<CopyCall> decode_copy_call(CUpti_CallbackId cbid, const void* params) noexcept;

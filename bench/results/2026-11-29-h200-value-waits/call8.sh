@@ -1,0 +1,16 @@
+#!/bin/bash
+# Call 8: call 7 with the builds in the other order (6338e39 is [1], the working tree [2]).
+set -uo pipefail
+d=bench/results/2026-11-29-h200-value-waits
+s=$(date +%s)
+rm -rf /tmp/base && mkdir /tmp/base && cp -a . /tmp/base/ && (cd /tmp/base && patch -s -R -p1 < $d/value-waits.patch) || exit 1
+(cd /tmp/base && DEEPUM_BUILD_TARGETS="deepum" scripts/build.sh /tmp/bb -DDEEPUM_WARNINGS_AS_ERRORS=OFF >/tmp/bb.log 2>&1 || tail -30 /tmp/bb.log) &
+(DEEPUM_BUILD_TARGETS="deepum" scripts/build.sh /tmp/bn -DDEEPUM_WARNINGS_AS_ERRORS=OFF >/tmp/bn.log 2>&1 || tail -30 /tmp/bn.log) &
+wait
+echo "build $(( $(date +%s)-s ))s"
+python3 tests/zoo/model_zoo.py --lib /tmp/bb/lib/libdeepum.so /tmp/bn/lib/libdeepum.so --sweep /tmp/bn/tests/sweep \
+  --out $OUT/zoo --modes "fastest 2x" --only gpt2 --steps 10 > $OUT/call8-zoo.txt 2>&1
+python3 bench/thread_time.py $OUT/zoo/logs/*.stats.json > $OUT/call8-thread.txt
+tar czf $OUT/call8-logs.tar.gz -C $OUT/zoo . && rm -rf $OUT/zoo
+cat $OUT/call8-thread.txt
+tail -8 $OUT/call8-zoo.txt
