@@ -154,7 +154,6 @@ void StreamOrderedEvictor::forget_context_handles() {
   releases_.clear();
   restore_staging_.forget();
   host_place_stream_.store(nullptr);
-  value_waits_.forget();
 }
 
 void StreamOrderedEvictor::stop(bool contents_lost) {
@@ -993,17 +992,19 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
   // waits for it, and while one runs in another thread this one is only counted.
   core::GateEntry entry;
   bool may_evict = stream_ != nullptr && static_cast<bool>(entry);
-  // A move now could be ordered after a wait whose value later work writes, and that work may
-  // wait for the move. Swapped blocks the operation may reach are copied back by the host.
-  if (may_evict && value_waits_.any_waiting()) {
-    may_evict = false;
-    held_by_value_waits_.fetch_add(1, std::memory_order_relaxed);
-  }
   HostWork work;
   Moves moves;
   {
     const std::unique_lock lock = lock_settled();
     if (!lock.owns_lock()) return {};
+    // A move now could be ordered after a wait whose value later work writes, and that work may
+    // wait for the move; swapped blocks the operation may reach are copied back by the host.
+    // Asked under the lock: a wait entered since is then counted, or enqueued after this
+    // operation's moves.
+    if (may_evict && program_value_waits().any_waiting()) {
+      may_evict = false;
+      held_by_value_waits_.fetch_add(1, std::memory_order_relaxed);
+    }
     OwnMovesScope issuing;
     try {
       // Numbered next by the model; enqueued once this thread's driver call returns.
@@ -1102,7 +1103,6 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_launch(const core::Kern
 
 StreamOrderedEvictor::Moves StreamOrderedEvictor::before_copy(const core::CopyLaunch& copy,
                                                               const core::LaunchPointers* table) noexcept {
-  if (copy.waits_for_value && !issuing_own_moves()) value_waits_.entered(copy.stream);
   return before_operation(copy.stream, copy.host_time,
                           [&](core::LaunchOrderedResidency& model, bool may_evict) {
                             return model.before_copy(copy, may_evict, table);

@@ -25,6 +25,7 @@
 #include "deepum/cuda/device_engines.hpp"
 #include "deepum/cuda/driver_basics.hpp"
 #include "deepum/cuda/driver_functions.hpp"
+#include "deepum/cuda/program_value_waits.hpp"
 #include "deepum/cuda/real_symbols.hpp"
 #include "deepum/cuda/runtime_counters.hpp"
 #include "deepum/cuda/stream_ordered_evictor.hpp"
@@ -95,6 +96,8 @@ class PipelineSink final : public cupti_tracer::EventSink {
     // deepum's own copies (swaps) never get here (TracerOptions::own_calls): the replay decides them.
     if (records_trace_file_) pipeline_.on_copy_launch(copy);
     StreamOrderedEvictor* own = engines_.of_context(copy.context);
+    // Counted before any engine decides for it: none moves while it may wait.
+    if (copy.waits_for_value) program_value_wait_entered(copy.context, copy.stream);
     if (copy.unnamed_memory) {
       // Its operands, on whichever device, are unknown: no block stays fresh or swapped. In its own
       // device's engine it counts as an operation of its stream that may reach memory it does not
@@ -112,6 +115,7 @@ class PipelineSink final : public cupti_tracer::EventSink {
   }
   void on_enqueued() override {
     engines_.for_each([](StreamOrderedEvictor& engine, int, std::uint64_t) { engine.operation_enqueued(); });
+    program_value_wait_enqueued();
   }
   void on_execution(const core::KernelExecution& execution) override { pipeline_.on_execution(execution); }
   void on_fault(const core::PageFault& fault) override { pipeline_.on_fault(fault); }
@@ -896,6 +900,7 @@ namespace {
 // Inside the driver's destruction of deepum's context (CUPTI's callback), where no interposer saw
 // it coming: the engine stops without waiting for its threads, the context's memory is forgotten.
 void context_destroying(Runtime& runtime, std::uint64_t context) {
+  program_value_waits().forget_context(context);  // its events are going away
   if (runtime.context != context) {
     stop_other_engine(runtime, context, -1, /*inside_destruction=*/true);
     return;
@@ -927,6 +932,7 @@ void before_context_reset(int device) {
 void before_context_destroy(std::uint64_t context) {
   Runtime* runtime = g_runtime.load(std::memory_order_acquire);
   if (runtime == nullptr) return;
+  program_value_waits().forget_context(context);
   if (runtime->context != context) {
     stop_other_engine(*runtime, context, -1, /*inside_destruction=*/false);
     return;

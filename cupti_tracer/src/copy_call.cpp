@@ -92,26 +92,32 @@ CopyCall value_wait_of(const Params& p, bool per_thread) noexcept {
 // Past this many operations a batch is taken to hold a wait without reading further.
 constexpr unsigned kBatchOperationsRead = 256;
 
-// A batch of stream memory operations waits where any of its operations does.
+// Whether a batch of stream memory operations holds a wait. Read as the driver will, but where
+// the program passed memory it cannot read (the driver's error is the program's to get), an error
+// here rather than a crash; then taken to wait. A few at a time, on the stack.
+bool batch_waits(const CUstreamBatchMemOpParams* operations, unsigned count) noexcept {
+  if (count > kBatchOperationsRead) return true;
+  std::array<CUstreamBatchMemOpParams, 16> read{};
+  const auto first = reinterpret_cast<std::uintptr_t>(operations);
+  for (std::size_t at = 0; at < count; at += read.size()) {
+    const std::size_t n = std::min<std::size_t>(read.size(), count - at);
+    iovec local{read.data(), n * sizeof(CUstreamBatchMemOpParams)};
+    iovec remote{reinterpret_cast<void*>(first + at * sizeof(CUstreamBatchMemOpParams)), local.iov_len};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(local.iov_len))
+      return true;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (read[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+          read[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
+        return true;
+    }
+  }
+  return false;
+}
+
 template <typename Params>
 CopyCall batch_of(const Params& p, bool per_thread) noexcept {
   CopyCall call = undecoded_of(p, per_thread);
-  // Read as the driver will, but where the program passed memory it cannot read (the driver's
-  // error is the program's to get), an error here rather than a crash; then taken to wait.
-  thread_local std::array<CUstreamBatchMemOpParams, kBatchOperationsRead> operations;
-  const std::size_t bytes = std::size_t{p.count} * sizeof(CUstreamBatchMemOpParams);
-  iovec local{operations.data(), bytes};
-  iovec remote{p.paramArray, bytes};
-  if (p.count > kBatchOperationsRead ||
-      (bytes != 0 && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(bytes))) {
-    call.waits_for_value = true;
-    return call;
-  }
-  for (unsigned i = 0; i < p.count; ++i) {
-    const CUstreamBatchMemOpType operation = operations[i].operation;
-    if (operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 || operation == CU_STREAM_MEM_OP_WAIT_VALUE_64)
-      call.waits_for_value = true;
-  }
+  call.waits_for_value = batch_waits(p.paramArray, p.count);
   return call;
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run_with_deepum.sh LIB STATS_JSON PROGRAM ARGS...: runs a CUDA program under libdeepum.so and checks,
 # from deepum's own statistics file, that its allocations were intercepted and made managed; with
-# EXPECT_SWAPPED set, that swaps happened; with EXPECT_VALUE_WAIT_HOLDS, that stream memory waits held
-# the engine's moves; and with EXPECT_PEAK_AT_MOST, that residency stayed under it.
+# EXPECT_SWAPPED set, that swaps happened; with EXPECT_VALUE_WAIT_HOLDS=N, that stream memory waits held
+# the engine's moves for exactly N operations; and with EXPECT_PEAK_AT_MOST, that residency stayed under it.
 set -euo pipefail
 lib=$1 stats=$2
 shift 2
@@ -30,10 +30,12 @@ if os.environ.get("EXPECT_SWAPPED"):
     if swapped == 0:
         sys.exit("FAIL: nothing was swapped, so the moves under test never happened")
 if os.environ.get("EXPECT_VALUE_WAIT_HOLDS"):
-    held = stats.get("engine", {}).get("held_by_value_waits", 0)
-    print(f"operations held by stream memory waits: {held}")
-    if held == 0:
-        sys.exit("FAIL: no operation was held by a stream memory wait, so the hold under test never happened")
+    # Exactly the operations enqueued while a wait could still wait: fewer, a hold released early;
+    # more, one never released.
+    held, expected = stats.get("engine", {}).get("held_by_value_waits", 0), int(os.environ["EXPECT_VALUE_WAIT_HOLDS"])
+    print(f"operations held by stream memory waits: {held}, expected {expected}")
+    if held != expected:
+        sys.exit(f"FAIL: {held} operations were held by stream memory waits, not {expected}")
 most = os.environ.get("EXPECT_PEAK_AT_MOST")
 if most:
     # Residency by the migration records in time order: what was on the GPU. The live estimate can

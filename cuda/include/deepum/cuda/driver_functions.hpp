@@ -18,6 +18,7 @@ inline RealFunction<decltype(&::cuMemDiscardAndPrefetchBatchAsync)> discard_and_
 inline RealFunction<decltype(&::cuMemDiscardBatchAsync)> discard_batch{"cuMemDiscardBatchAsync",
                                                                        Library::libcuda};
 inline RealFunction<decltype(&::cuEventCreate)> event_create{"cuEventCreate", Library::libcuda};
+inline RealFunction<decltype(&::cuEventDestroy_v2)> event_destroy{"cuEventDestroy_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuEventQuery)> event_query{"cuEventQuery", Library::libcuda};
 inline RealFunction<decltype(&::cuEventSynchronize)> event_synchronize{"cuEventSynchronize",
                                                                        Library::libcuda};
@@ -49,7 +50,6 @@ inline RealFunction<decltype(&::cuStreamCreate)> stream_create{"cuStreamCreate",
 inline RealFunction<decltype(&::cuStreamDestroy_v2)> stream_destroy{"cuStreamDestroy_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuStreamIsCapturing)> stream_is_capturing{"cuStreamIsCapturing",
                                                                           Library::libcuda};
-inline RealFunction<decltype(&::cuStreamQuery)> stream_query{"cuStreamQuery", Library::libcuda};
 inline RealFunction<decltype(&::cuStreamSynchronize)> stream_synchronize{"cuStreamSynchronize",
                                                                          Library::libcuda};
 inline RealFunction<decltype(&::cuStreamWaitEvent)> stream_wait_event{"cuStreamWaitEvent", Library::libcuda};

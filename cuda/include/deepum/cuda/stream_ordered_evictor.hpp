@@ -112,10 +112,7 @@ class StreamOrderedEvictor {
   void on_buffer_handed_out(std::uint64_t address, std::uint64_t bytes) noexcept;
   // The calling thread's driver call, whose operation before_launch or before_copy saw at its
   // entry, has returned: the driver has enqueued it. Any thread; takes no lock of the engine's.
-  void operation_enqueued() noexcept {
-    unenqueued_.enqueued();
-    value_waits_.enqueued();
-  }
+  void operation_enqueued() noexcept { unenqueued_.enqueued(); }
   // What was enqueued before one launch: the ranges evicted, discarded (dead, dropped) and
   // prefetched (empty: none, or the driver refused; the first refusal is logged).
   struct Moves {
@@ -169,7 +166,7 @@ class StreamOrderedEvictor {
   core::LaunchOrderedStats stats();
   std::uint64_t skipped_capturing() const { return skipped_capturing_.load(std::memory_order_relaxed); }
   // Operations that moved nothing because a stream memory wait of the program's might still be
-  // waiting (ProgramValueWaits).
+  // waiting (program_value_waits()).
   std::uint64_t held_by_value_waits() const { return held_by_value_waits_.load(std::memory_order_relaxed); }
   std::uint64_t failures() const {
     return failures_.load(std::memory_order_relaxed) + (eviction_thread_ ? eviction_thread_->failures() : 0);
@@ -424,7 +421,6 @@ class StreamOrderedEvictor {
   std::uint64_t last_poll_ = 0;
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};
   std::atomic<std::uint64_t> held_by_value_waits_{0};
-  ProgramValueWaits value_waits_;
   std::atomic<std::uint64_t> evictions_after_marker_{0};
   std::atomic<std::uint64_t> swap_store_failed_{0};         // the first logs that swapping stopped
   std::array<std::atomic<std::uint64_t>, 4> enqueue_ns_{};  // by Move
