@@ -29,10 +29,15 @@ class DriverEvents final : public core::ValueWaits::EventOps {
  public:
   bool record(const core::ValueWaits::Stream& stream, void*& event) noexcept override {
     CUstream handle = handle_of(stream.id);
+    // The legacy and per-thread handles name the current context's stream: it must be the wait's.
+    CUcontext current = nullptr;
+    if (ctx_get_current.get() == nullptr || ctx_get_current.get()(&current) != CUDA_SUCCESS ||
+        reinterpret_cast<std::uintptr_t>(current) != stream.context)
+      return false;
     if (event_create.get() == nullptr || event_record.get() == nullptr || capturing(handle)) return false;
     auto* recorded = static_cast<CUevent>(event);
     if (recorded != nullptr && event_record.get()(recorded, handle) == CUDA_SUCCESS) return true;
-    // None yet, or one of another context than the one current here: one made here.
+    // None yet, or the driver refused this one: one made anew.
     if (recorded != nullptr && event_destroy.get() != nullptr) event_destroy.get()(recorded);
     event = nullptr;
     if (event_create.get()(&recorded, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) return false;

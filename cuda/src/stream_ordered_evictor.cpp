@@ -999,8 +999,10 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
     if (!lock.owns_lock()) return {};
     // A move now could be ordered after a wait whose value later work writes, and that work may
     // wait for the move; swapped blocks the operation may reach are copied back by the host.
-    // Asked under the lock: a wait entered since is then counted, or enqueued after this
-    // operation's moves.
+    // Asked under the lock: a wait on this device entered since is enqueued after this
+    // operation's moves (its own decision takes this lock first). One on another device could
+    // still come before them, through an event the program records after it and this stream waits
+    // for, within the moment this decision takes.
     if (may_evict && program_value_waits().any_waiting()) {
       may_evict = false;
       held_by_value_waits_.fetch_add(1, std::memory_order_relaxed);

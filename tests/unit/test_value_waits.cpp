@@ -72,24 +72,41 @@ TEST_CASE("waits in two streams: held until both have passed; one event kept per
 TEST_CASE("a wait no event could follow at its exit gets one recorded later, which fires after it") {
   FakeEvents events;
   ValueWaits waits(events);
-  waits.entered({kContext, kStreamA});
+  constexpr std::uint64_t kLegacy = 0;
+  waits.entered({kContext, kLegacy});
   waits.enqueued(/*can_record=*/false);  // a capture ran in another thread
   CHECK(events.records == 0);
-  events.run(kStreamA);
+  events.run(kLegacy);
   CHECK(waits.any_waiting());  // recorded now, behind whatever the stream holds
   CHECK(events.records == 1);
-  events.run(kStreamA);
+  events.run(kLegacy);
   CHECK_FALSE(waits.any_waiting());
 
   // The driver refuses: held, and asked again at each query.
   events.refuse = true;
-  waits.entered({kContext, kStreamB});
+  waits.entered({kContext, kLegacy});
   waits.enqueued(true);
   CHECK(waits.any_waiting());
   CHECK(waits.any_waiting());
+  CHECK(events.records == 4);
   events.refuse = false;
   CHECK(waits.any_waiting());
-  events.run(kStreamB);
+  events.run(kLegacy);
+  CHECK_FALSE(waits.any_waiting());
+}
+
+TEST_CASE("in a stream the program made, a wait with no event is held until a later wait's event fires") {
+  FakeEvents events;
+  ValueWaits waits(events);
+  waits.entered({kContext, kStreamA});
+  waits.enqueued(false);
+  events.run(kStreamA);
+  CHECK(waits.any_waiting());
+  CHECK(events.records == 0);  // the stream may have been destroyed: never recorded in later
+  waits.entered({kContext, kStreamA});
+  waits.enqueued(true);
+  CHECK(waits.any_waiting());
+  events.run(kStreamA);
   CHECK_FALSE(waits.any_waiting());
 }
 
@@ -99,11 +116,10 @@ TEST_CASE("a later wait in a stream whose earlier wait's event fired is not rele
   waits.entered({kContext, kStreamA});
   waits.enqueued(true);
   waits.entered({kContext, kStreamA});
-  waits.enqueued(false);  // no event after this one yet
+  waits.enqueued(false);  // no event after this one
   events.run(kStreamA);   // the first wait's event fires
-  // The second wait's own event is recorded at this query, so it is still waiting.
   CHECK(waits.any_waiting());
-  events.run(kStreamA);
+  waits.forget_context(kContext);
   CHECK_FALSE(waits.any_waiting());
 }
 

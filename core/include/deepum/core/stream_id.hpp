@@ -8,8 +8,10 @@
 
 namespace deepum::core {
 
-// CU_STREAM_PER_THREAD: cuda.h defines it as ((CUstream)0x2).
+// CU_STREAM_PER_THREAD: cuda.h defines it as ((CUstream)0x2); CU_STREAM_LEGACY as 0x1 (the legacy
+// stream, as the null handle names it).
 inline constexpr std::uint64_t kPerThreadStreamHandle = 0x2;
+inline constexpr std::uint64_t kLegacyStreamHandle = 0x1;
 
 // The id of the stream `handle` names in the calling thread.
 std::uint64_t stream_id(std::uint64_t handle) noexcept;

@@ -10,9 +10,11 @@
 //
 // A wait counts from its driver call's entry. At the call's exit an event is recorded after it in
 // its stream (EventOps, the driver's in the library, a fake in the tests); it has passed once that
-// event has fired. Where none could be recorded then, one is recorded later (from any thread, but
-// in a per-thread stream only from its own): recorded later in the same stream, it fires after
-// the wait all the same.
+// event has fired. Where none could be recorded then (a capture ran in another thread), one
+// recorded later in the same stream fires after the wait all the same: in the legacy stream from
+// any thread whose context is the stream's, in a per-thread stream from its own thread, in any
+// stream by the next wait there (a stream the program made may be destroyed meanwhile, and
+// deepum does not see that). Until then the wait holds every engine.
 #pragma once
 
 #include <atomic>
@@ -35,8 +37,9 @@ class ValueWaits {
    public:
     virtual ~EventOps() = default;
     // Records `event` after the work enqueued so far in `stream`, creating it where null (or
-    // anew, where the record fails). False: none recorded (the stream is capturing into a graph,
-    // which would take the event in, or the driver refused).
+    // anew, where the record fails). False: none recorded (the calling thread's context is not
+    // the stream's, the stream is capturing into a graph, which would take the event in, or the
+    // driver refused).
     virtual bool record(const Stream& stream, void*& event) noexcept = 0;
     // Whether it has fired, or can no longer fire (its context is gone).
     virtual bool fired(void* event) noexcept = 0;
@@ -57,7 +60,9 @@ class ValueWaits {
   // the events are queried, and recorded where they could not be at the waits' exits (so only
   // where no capture runs).
   bool any_waiting() noexcept;
-  // The context is gone, and its events with it: its waits no longer wait.
+  // The context is gone, and its events with it: its waits no longer wait. Called inside the
+  // driver's destruction of the context, it never blocks: where another thread holds the lock,
+  // that thread drops them before it asks any event again.
   void forget_context(std::uint64_t context) noexcept;
 
  private:
@@ -69,12 +74,14 @@ class ValueWaits {
     bool waiting() const { return event_pending || unrecorded; }
   };
   void set_waiting(Wait& wait, bool event_pending, bool unrecorded);
-  void record(Wait& wait);  // after every wait of its stream so far
+  void record(Wait& wait);       // after every wait of its stream so far
+  void drop_forgotten_locked();  // the waits of a context forget_context could not lock for
 
   EventOps& ops_;
   std::mutex mutex_;
   std::vector<Wait> waits_;  // one per stream
   std::atomic<std::uint32_t> entered_{0}, waiting_{0};
+  std::atomic<std::uint64_t> forgotten_context_{0};  // 0: none
 };
 
 }  // namespace deepum::core
