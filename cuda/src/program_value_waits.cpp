@@ -15,14 +15,17 @@ CUstream handle_of(std::uint64_t stream_id) {
   return reinterpret_cast<CUstream>(static_cast<std::uintptr_t>(core::stream_handle(stream_id)));
 }
 
-// Whether an event recorded in `stream` now would be taken into a graph; unsure counts as yes.
-bool capturing(CUstream stream) {
+enum class Capture { none, capturing, unknown };
+
+// Whether `stream` is capturing into a graph, which would take in an event recorded there now.
+Capture capture_of(CUstream stream) {
   // The legacy stream is never captured (and asking about it during another thread's capture in
   // the global mode is itself an error).
-  if (stream == nullptr || stream == CU_STREAM_LEGACY) return false;
+  if (stream == nullptr || stream == CU_STREAM_LEGACY) return Capture::none;
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  return stream_is_capturing.get() == nullptr || stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS ||
-         status != CU_STREAM_CAPTURE_STATUS_NONE;
+  if (stream_is_capturing.get() == nullptr || stream_is_capturing.get()(stream, &status) != CUDA_SUCCESS)
+    return Capture::unknown;
+  return status == CU_STREAM_CAPTURE_STATUS_NONE ? Capture::none : Capture::capturing;
 }
 
 class DriverEvents final : public core::ValueWaits::EventOps {
@@ -34,7 +37,8 @@ class DriverEvents final : public core::ValueWaits::EventOps {
     if (ctx_get_current.get() == nullptr || ctx_get_current.get()(&current) != CUDA_SUCCESS ||
         reinterpret_cast<std::uintptr_t>(current) != stream.context)
       return false;
-    if (event_create.get() == nullptr || event_record.get() == nullptr || capturing(handle)) return false;
+    if (event_create.get() == nullptr || event_record.get() == nullptr || capture_of(handle) != Capture::none)
+      return false;
     auto* recorded = static_cast<CUevent>(event);
     if (recorded != nullptr && event_record.get()(recorded, handle) == CUDA_SUCCESS) return true;
     // None yet, or the driver refused this one: one made anew.
@@ -61,11 +65,7 @@ core::ValueWaits& program_value_waits() {
 
 void program_value_wait_entered(std::uint64_t context, std::uint64_t stream_id) noexcept {
   // A failed query counts it: holding is safe, missing one is not.
-  CUstream handle = handle_of(stream_id);
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (handle != nullptr && handle != CU_STREAM_LEGACY && stream_is_capturing.get() != nullptr &&
-      stream_is_capturing.get()(handle, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE)
-    return;
+  if (capture_of(handle_of(stream_id)) == Capture::capturing) return;
   program_value_waits().entered({context, stream_id});
 }
 

@@ -15,6 +15,7 @@
 #include "deepum/cuda/driver_functions.hpp"
 #include "deepum/cuda/move_ranges.hpp"
 #include "deepum/cuda/own_moves.hpp"
+#include "deepum/cuda/program_value_waits.hpp"
 
 namespace deepum::cuda {
 using namespace driver;

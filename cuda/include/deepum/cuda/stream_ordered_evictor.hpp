@@ -60,7 +60,6 @@
 #include "deepum/cuda/eviction_thread.hpp"
 #include "deepum/cuda/host_swap_store.hpp"
 #include "deepum/cuda/own_moves.hpp"
-#include "deepum/cuda/program_value_waits.hpp"
 
 namespace deepum::cuda {
 
