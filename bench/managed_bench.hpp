@@ -41,6 +41,13 @@ static __global__ void spin(unsigned long long ns) {
   } while (now - start < ns);
 }
 
+// Copies `count` 16-byte words with a grid-stride loop: a kernel writing (or reading) managed memory.
+static __global__ void copy_kernel(const int4* from, int4* to, size_t count) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x)
+    to[i] = from[i];
+}
+
 inline cudaMemLocation device_location(int device) {
   cudaMemLocation location{};
   location.type = cudaMemLocationTypeDevice;

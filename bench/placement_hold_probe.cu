@@ -30,12 +30,6 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-__global__ void copy_kernel(const int4* from, int4* to, size_t count) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x)
-    to[i] = from[i];
-}
-
 CUstream cu(cudaStream_t stream) { return reinterpret_cast<CUstream>(stream); }
 CUdeviceptr address(const void* pointer) { return reinterpret_cast<CUdeviceptr>(pointer); }
 
@@ -82,8 +76,8 @@ int main(int argc, char** argv) {
        }},
       {"kernel device->managed",
        [&] {
-         copy_kernel<<<132, 512, 0, s2>>>(reinterpret_cast<const int4*>(staging), reinterpret_cast<int4*>(b),
-                                          kPiece / sizeof(int4));
+         bench::copy_kernel<<<132, 512, 0, s2>>>(reinterpret_cast<const int4*>(staging),
+                                                 reinterpret_cast<int4*>(b), kPiece / sizeof(int4));
          CHECK_CUDA(cudaGetLastError());
        }},
   };

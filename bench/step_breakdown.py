@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
-"""step_breakdown.py TRACE.perfetto.json [--last-ms MS]: where a run's GPU time went.
+"""step_breakdown.py TRACE.perfetto.json [--last-ms MS] [--stream TRACK]: where a run's GPU time went.
 
-Over the window that ends with the trace's last kernel and lasts MS (default: the last 60% of the
-kernels' span), from the kernel and migration events deepum writes (docs/trace-format.md):
-  kernels busy     union of kernel, copy and memset intervals on the program's streams
+Over the window that ends with the program's last kernel and lasts MS (default: the last 60% of
+its kernels' span), from the events deepum writes (docs/trace-format.md):
+  kernels busy     union of kernel, copy and memset intervals on the program's streams (--stream,
+                   else found by their launches: program_streams)
+  other streams    union of the intervals on the rest: deepum's own copies into and out of its swap
+                   store and its copy kernels, whose calls it does not trace, and a program's
+                   streams that only copy
+  waited for launch, waited after launch   summed over the program's operations: from the end of
+                   the work before one in its stream to its launch call, and from the later of
+                   the two to its start (an event it waits for: deepum's moves, another stream)
   H2D / D2H busy   union of the driver's migration intervals each way (CUPTI may drop some D2H
                    records: a lower bound)
   deepum moves     union of the records deepum writes for its own moves ("deepum prefetch done",
                    "deepum eviction done"): estimated intervals, a placement's included, which
                    copies nothing; not link-busy time
-  and the overlaps: time the GPU computed nothing while only H2D moved, only D2H moved, both
-  moved, or nothing moved at all (waiting on the host or on an event).
+  and the overlaps: time the GPU computed nothing while something moved (a migration, or work on
+  the other streams), or nothing moved at all (waiting on the host or on an event).
 Prints a table; --json adds a JSON line; --top N adds the N kernel names with the most time in the
 window, with the GPU page faults reported while one of that name ran.
 """
@@ -49,12 +56,51 @@ def intersect_length(a, b):
     return total
 
 
+def program_streams(by_stream, forced):
+    """The program's streams: those named by --stream, else the stream with the most launches in
+    the trace and any other whose launched kernels mostly carry correlation ids it does not share
+    with that one. deepum's own copy kernels, launched within a program launch's callback, carry
+    that launch's correlation id."""
+    if forced:
+        return {tid: ops for tid, ops in by_stream.items() if tid in forced}
+    ids = {tid: {op[4] for op in ops if op[3] is not None and not op[2].startswith(("memcpy", "memset"))}
+           for tid, ops in by_stream.items()}
+    main = max(ids, key=lambda tid: len(ids[tid]), default=None)
+    if main is None or not ids[main]:
+        return {}
+    chosen = {main}
+    for tid, own in ids.items():
+        if tid != main and own and 2 * len(own & ids[main]) < len(own):
+            chosen.add(tid)
+    return {tid: by_stream[tid] for tid in chosen}
+
+
+def waits(program, lo, hi):
+    """Summed over the program's operations starting in [lo, hi): the time from the end of the work
+    before each in its stream to its launch call, and from the later of the two to its start."""
+    for_launch = after_launch = 0.0
+    for ops in program.values():
+        ops = sorted(ops)
+        previous_end = None
+        for start, end, _, launch, _ in ops:
+            if previous_end is not None and lo <= start < hi:
+                ready = previous_end
+                if launch is not None and launch > ready:
+                    for_launch += min(launch, start) - ready
+                    ready = launch
+                after_launch += max(0.0, start - ready)
+            previous_end = end if previous_end is None else max(previous_end, end)
+    return for_launch, after_launch
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trace")
     parser.add_argument("--last-ms", type=float, default=None)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--top", type=int, default=0)
+    parser.add_argument("--stream", action="append", default=[], metavar="TRACK",
+                        help="a program's stream by its track's name (\"stream 7\"); repeatable")
     args = parser.parse_args()
     with open(args.trace) as f:
         doc = json.load(f)
@@ -63,8 +109,12 @@ def main():
     for e in events:
         if e.get("ph") == "M" and e.get("name") == "thread_name":
             track_names[(e["pid"], e["tid"])] = e["args"]["name"]
-    kernels, h2d, d2h, own = [], [], [], []
-    named_kernels, faults = [], []  # (start, end, name); (time, count)
+    # Launch calls by correlation id (ms), deepum's host launches track.
+    launched = {e.get("args", {}).get("correlation_id"): float(e["ts"]) / 1000.0 for e in events
+                if e.get("ph") == "i" and e.get("pid") == 2 and track_names.get((2, e.get("tid"))) == "host launches"}
+    h2d, d2h, own = [], [], []
+    by_stream = {}  # tid -> [(start, end, name, launch call or None, correlation id)]
+    faults = []  # (time, count)
     for e in events:
         if e.get("ph") == "i" and e.get("pid") == 1 and e.get("name") == "page fault":
             faults.append((float(e["ts"]) / 1000.0, int(e.get("args", {}).get("count", 1))))
@@ -80,16 +130,23 @@ def main():
         elif track == "D2H migrations":
             d2h.append((start, end))
         elif track != "page faults":
-            kernels.append((start, end))
-            named_kernels.append((start, end, e.get("name", "")))
+            correlation = e.get("args", {}).get("correlation_id")
+            by_stream.setdefault(e["tid"], []).append((start, end, e.get("name", ""), launched.get(correlation),
+                                                       correlation))
+    forced = {tid for (pid, tid), name in track_names.items() if pid == 1 and name in args.stream}
+    program = program_streams(by_stream, forced)
+    named_kernels = [op[:3] for ops in program.values() for op in ops]
+    kernels = [(start, end) for start, end, _ in named_kernels]
+    others = [(op[0], op[1]) for tid, ops in by_stream.items() if tid not in program for op in ops]
     if not kernels:
-        sys.exit(f"step_breakdown.py: no kernel events in {args.trace}")
+        sys.exit(f"step_breakdown.py: no kernel whose launch the trace holds in {args.trace}")
     first, last = min(s for s, _ in kernels), max(e for _, e in kernels)
     window = args.last_ms if args.last_ms else 0.6 * (last - first)
     lo, hi = last - window, last
+    for_launch, after_launch = waits(program, lo, hi)
     k, up, down = merged(kernels, lo, hi), merged(h2d, lo, hi), merged(d2h, lo, hi)
     ours = merged(own, lo, hi)
-    moving = merged([tuple(x) for x in up + down], lo, hi)
+    moving = merged([tuple(x) for x in up + down] + others, lo, hi)
     busy_k = sum(e - s for s, e in k)
     busy_up = sum(e - s for s, e in up)
     busy_down = sum(e - s for s, e in down)
@@ -100,6 +157,9 @@ def main():
     result = {
         "window_ms": window,
         "kernels_busy_ms": busy_k,
+        "other_streams_busy_ms": sum(e - s for s, e in merged(others, lo, hi)),
+        "waited_for_launch_ms": for_launch,
+        "waited_after_launch_ms": after_launch,
         "h2d_busy_ms": busy_up,
         "d2h_busy_ms": busy_down,
         "h2d_and_d2h_at_once_ms": both,
@@ -108,7 +168,8 @@ def main():
         "no_kernel_while_moving_ms": idle_k_moving,
         "no_kernel_nothing_moving_ms": idle_k - idle_k_moving,
     }
-    print(f"window: the last {window:.0f} ms of kernels ({len(kernels)} kernel, {len(h2d)} H2D, {len(d2h)} D2H "
+    print(f"window: the last {window:.0f} ms of kernels ({len(kernels)} events on {len(program)} program streams, "
+          f"{len(others)} on {len(by_stream) - len(program)} others, {len(h2d)} H2D, {len(d2h)} D2H "
           f"and {len(own)} deepum move events in the trace)")
     print("| measure | ms | % of window |")
     print("|---|---|---|")

@@ -199,15 +199,9 @@ class BackgroundSwaps {
 };
 
 // A copy by the GPU's own threads: reads pinned host memory through its mapping, writes the array.
-__global__ void copy_kernel(const int4* from, int4* to, size_t count) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x)
-    to[i] = from[i];
-}
-
 void kernel_copy_in(char* array, const char* pinned, size_t bytes, int blocks, cudaStream_t stream) {
-  copy_kernel<<<blocks, 512, 0, stream>>>(reinterpret_cast<const int4*>(pinned),
-                                          reinterpret_cast<int4*>(array), bytes / sizeof(int4));
+  bench::copy_kernel<<<blocks, 512, 0, stream>>>(reinterpret_cast<const int4*>(pinned),
+                                                 reinterpret_cast<int4*>(array), bytes / sizeof(int4));
   CHECK_CUDA(cudaGetLastError());
 }
 
@@ -341,8 +335,8 @@ int main(int argc, char** argv) {
       // Both ways by kernels: out reads the array and writes pinned memory through its mapping.
       resident(a);
       const auto start = Clock::now();
-      copy_kernel<<<32, 512, 0, s1>>>(reinterpret_cast<const int4*>(a), reinterpret_cast<int4*>(pinned_a),
-                                      bytes / sizeof(int4));
+      bench::copy_kernel<<<32, 512, 0, s1>>>(reinterpret_cast<const int4*>(a),
+                                             reinterpret_cast<int4*>(pinned_a), bytes / sizeof(int4));
       kernel_copy_in(c, pinned_b, bytes, 32, s2);
       CHECK_CUDA(cudaDeviceSynchronize());
       const double done = ms_since(start);

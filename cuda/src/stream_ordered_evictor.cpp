@@ -745,10 +745,10 @@ void StreamOrderedEvictor::issue_restore_ahead(core::LaunchEviction& decision, s
   CUmemLocation gpu{};
   gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
   gpu.id = device_;
-  // On the program's thread, though the placement holds it for the move: issued by the eviction
-  // thread, a copy back queued behind the swaps' host waits, and by a thread of its own its
-  // placement took turns with the swaps' drops in the driver; the sweep and the CuPy loop ran
-  // 1.6-2x slower either way (docs/benchmarks.md).
+  // On the program's thread (a placement behind a dependency returns at once:
+  // bench/dependent_call_probe.cu): issued by the eviction thread, a copy back queued behind the
+  // swaps' host waits, and by a thread of its own its placement took turns with the swaps' drops in
+  // the driver; the sweep and the CuPy loop ran 1.6-2x slower either way (docs/benchmarks.md).
   // Not after the program's work so far: no operation enqueued can use a swapped block (one naming
   // it had it restored first); only the room and the block's own copy out must be done.
   CUresult r = CUDA_SUCCESS;
