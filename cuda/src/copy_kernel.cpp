@@ -1,7 +1,9 @@
 #include "deepum/cuda/copy_kernel.hpp"
 
 #include <array>
+#include <string_view>
 
+#include "deepum/core/events.hpp"
 #include "deepum/cuda/driver_functions.hpp"
 
 namespace deepum::cuda {
@@ -59,6 +61,9 @@ DONE:
 
 }  // namespace
 
+// The tracer tells the kernel's records apart by this name.
+static_assert(std::string_view(kPtx).find(core::kOwnCopyKernelName) != std::string_view::npos);
+
 const char* CopyKernel::ptx() { return kPtx; }
 
 bool CopyKernel::takes(const DeviceCopy& copy) {
@@ -74,7 +79,7 @@ bool CopyKernel::load() {
   // The module stays loaded for the context's life: its kernel may run until the context ends.
   CUmodule module = nullptr;
   if (module_load_data.get()(&module, kPtx) != CUDA_SUCCESS) return false;
-  if (module_get_function.get()(&function_, module, "deepum_copy_within_gpu") != CUDA_SUCCESS)
+  if (module_get_function.get()(&function_, module, core::kOwnCopyKernelName) != CUDA_SUCCESS)
     function_ = nullptr;
   return loaded();
 }

@@ -19,11 +19,13 @@ DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel9, end);
 DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel9, deviceId);
 DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel9, streamId);
 DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel9, correlationId);
+DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel9, name);
 DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel4, start);
 DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel4, end);
 DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel4, deviceId);
 DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel4, streamId);
 DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel4, correlationId);
+DEEPUM_SAME_OFFSET(Kernel, CUpti_ActivityKernel4, name);
 DEEPUM_SAME_OFFSET(UmCounter, CUpti_ActivityUnifiedMemoryCounter2, counterKind);
 DEEPUM_SAME_OFFSET(UmCounter, CUpti_ActivityUnifiedMemoryCounter2, value);
 DEEPUM_SAME_OFFSET(UmCounter, CUpti_ActivityUnifiedMemoryCounter2, start);
@@ -79,6 +81,12 @@ core::KernelExecution decode_kernel(const unsigned char* bytes) noexcept {
   out.end = DEEPUM_FIELD(std::uint64_t, Kernel, end);
   out.stream_id = DEEPUM_FIELD(std::uint32_t, Kernel, streamId);
   out.device = DEEPUM_FIELD(std::uint32_t, Kernel, deviceId);
+  // CUPTI's name for the kernel, shared by its records; read in the buffer callback.
+  const char* name = DEEPUM_FIELD(const char*, Kernel, name);
+  if (name != nullptr && std::strcmp(name, core::kOwnCopyKernelName) == 0) {
+    out.deepums_own = true;
+    out.correlation_id = 0;
+  }
   return out;
 }
 

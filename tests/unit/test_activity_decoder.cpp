@@ -122,6 +122,24 @@ TEST_CASE("Kernel records (concurrent and serial) decode to KernelExecution") {
   }
 }
 
+TEST_CASE("deepum's own copy kernel decodes with no correlation id, marked as deepum's") {
+  // Launched within the callback of a program's launch, its records carry that launch's id.
+  CUpti_ActivityKernel10 record = kernel_record(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  record.name = core::kOwnCopyKernelName;
+  const DecodedRecord own = decode_activity(as_activity(record));
+  const auto* execution = std::get_if<core::KernelExecution>(&own);
+  REQUIRE(execution != nullptr);
+  CHECK(execution->deepums_own);
+  CHECK(execution->correlation_id == 0);
+  CHECK(execution->stream_id == 7);
+  const std::string program_name = "deepum_copy_within_gpu_of_the_program";  // only the exact name is ours
+  record.name = program_name.c_str();
+  const DecodedRecord other = decode_activity(as_activity(record));
+  REQUIRE(std::get_if<core::KernelExecution>(&other) != nullptr);
+  CHECK_FALSE(std::get<core::KernelExecution>(other).deepums_own);
+  CHECK(std::get<core::KernelExecution>(other).correlation_id == 4242);
+}
+
 TEST_CASE(
     "A kernel or copy record without both timestamps (a forced flush) is classed incomplete, not used") {
   CUpti_ActivityKernel10 running = kernel_record(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
@@ -529,7 +547,7 @@ struct State {
   std::vector<std::size_t> offsets;                 // of the records in the buffer being drained
   std::size_t dropped = 0;
   int flushes = 0;
-  int forced_flushes = 0;  // with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
+  int forced_flushes = 0;             // with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED
   std::atomic<uint64_t> clock{1000};  // launches from several threads read it
 };
 State* state = nullptr;

@@ -86,6 +86,31 @@ std::string small_run() {
 
 }  // namespace
 
+TEST_CASE("deepum's own copy kernel, run before the launch it came within, leaves that launch its name") {
+  std::ostringstream out;
+  PerfettoJsonWriter writer;
+  REQUIRE(writer.open(out, "own", Timestamp{1'000'000}));
+  REQUIRE(writer.define_function(0x42, "update"));
+  KernelLaunch launch;
+  launch.correlation_id = 5;
+  launch.function = 0x42;
+  launch.host_time = 1'000'000;
+  REQUIRE(writer.write(launch));
+  KernelExecution copy{0, 1'001'000, 1'001'500, 11, 0};  // as the decoder hands it over
+  copy.deepums_own = true;
+  REQUIRE(writer.write(copy));
+  REQUIRE(writer.write(KernelExecution{5, 1'002'000, 1'003'000, 7, 0}));
+  REQUIRE(writer.finish());
+  const json document = json::parse(out.str());
+  const std::vector<json> program = events_named(document, "X", "update");
+  REQUIRE(program.size() == 1);
+  CHECK(thread_name(document, 1, program[0]["tid"]) == "stream 7");
+  const std::vector<json> own = events_named(document, "X", kOwnCopyKernelName);
+  REQUIRE(own.size() == 1);
+  CHECK(thread_name(document, 1, own[0]["tid"]) == "stream 11");
+  CHECK(own[0]["args"]["correlation_id"] == 0);
+}
+
 TEST_CASE("the Perfetto writer produces valid JSON with deepum's tracks") {
   const std::string text = small_run();
   const std::string problem = validate_perfetto_json(text);
