@@ -8,9 +8,11 @@ its kernels' span), from the events deepum writes (docs/trace-format.md):
   other streams    union of the intervals on the rest: deepum's own copies into and out of its swap
                    store and its copy kernels, whose calls it does not trace, and a program's
                    streams that only copy
-  waited for launch, waited after launch   summed over the program's operations: from the end of
-                   the work before one in its stream to its launch call, and from the later of
-                   the two to its start (an event it waits for: deepum's moves, another stream)
+  waited for launch, waited after launch   summed over the program's kernels whose launch the
+                   trace holds (copies and memsets have none): from the end of the work before one
+                   in its stream to its launch call, and from the later of the two to its start
+                   (an event it waits for: deepum's moves, another stream); summed over streams,
+                   so with several they may exceed the window
   H2D / D2H busy   union of the driver's migration intervals each way (CUPTI may drop some D2H
                    records: a lower bound)
   deepum moves     union of the records deepum writes for its own moves ("deepum prefetch done",
@@ -59,15 +61,15 @@ def intersect_length(a, b):
 def program_streams(by_stream, forced):
     """The program's streams: those named by --stream, else the stream with the most launches in
     the trace and any other whose launched kernels mostly carry correlation ids it does not share
-    with that one. deepum's own copy kernels, launched within a program launch's callback, carry
-    that launch's correlation id."""
+    with that one (deepum's own copy kernels carry the id of the program's launch they came within,
+    or, since that was fixed, none); every stream where the trace holds no launch."""
     if forced:
         return {tid: ops for tid, ops in by_stream.items() if tid in forced}
     ids = {tid: {op[4] for op in ops if op[3] is not None and not op[2].startswith(("memcpy", "memset"))}
            for tid, ops in by_stream.items()}
     main = max(ids, key=lambda tid: len(ids[tid]), default=None)
     if main is None or not ids[main]:
-        return {}
+        return dict(by_stream)
     chosen = {main}
     for tid, own in ids.items():
         if tid != main and own and 2 * len(own & ids[main]) < len(own):
@@ -83,9 +85,9 @@ def waits(program, lo, hi):
         ops = sorted(ops)
         previous_end = None
         for start, end, _, launch, _ in ops:
-            if previous_end is not None and lo <= start < hi:
+            if previous_end is not None and launch is not None and lo <= start < hi:
                 ready = previous_end
-                if launch is not None and launch > ready:
+                if launch > ready:
                     for_launch += min(launch, start) - ready
                     ready = launch
                 after_launch += max(0.0, start - ready)
@@ -134,12 +136,15 @@ def main():
             by_stream.setdefault(e["tid"], []).append((start, end, e.get("name", ""), launched.get(correlation),
                                                        correlation))
     forced = {tid for (pid, tid), name in track_names.items() if pid == 1 and name in args.stream}
+    missing = set(args.stream) - {track_names[(1, tid)] for tid in forced}
+    if missing:
+        sys.exit(f"step_breakdown.py: no track named {', '.join(sorted(missing))} in {args.trace}")
     program = program_streams(by_stream, forced)
     named_kernels = [op[:3] for ops in program.values() for op in ops]
     kernels = [(start, end) for start, end, _ in named_kernels]
     others = [(op[0], op[1]) for tid, ops in by_stream.items() if tid not in program for op in ops]
     if not kernels:
-        sys.exit(f"step_breakdown.py: no kernel whose launch the trace holds in {args.trace}")
+        sys.exit(f"step_breakdown.py: no kernel, copy or memset on the program's streams in {args.trace}")
     first, last = min(s for s, _ in kernels), max(e for _, e in kernels)
     window = args.last_ms if args.last_ms else 0.6 * (last - first)
     lo, hi = last - window, last

@@ -329,8 +329,8 @@ bool PerfettoJsonWriter::write(const KernelExecution& execution) noexcept {
     }
     const auto launch = pending_launches_.find(execution.correlation_id);
     if (launch == pending_launches_.end()) {
-      begin_event(execution.deepums_own ? std::string(kOwnCopyKernelName)
-                                        : fmt::format("kernel (correlation {})", execution.correlation_id),
+      begin_event(execution.deepums_own() ? std::string(kOwnCopyKernelName)
+                                          : fmt::format("kernel (correlation {})", execution.correlation_id),
                   "X", execution.start, kGpuPid, tid);
       append_duration(execution.start, execution.end);
       append(event_, ",\"args\":{{\"correlation_id\":{},\"device\":{}}}}}", execution.correlation_id,

@@ -94,6 +94,7 @@ class ExecutionNames {
   }
   std::string operator()(const KernelExecution& e) const {
     if (e.operation != GpuOperation::kernel) return copy_name(e);
+    if (e.deepums_own()) return kOwnCopyKernelName;
     const auto launch = function_of_.find(e.correlation_id);
     if (launch == function_of_.end()) return "kernel (launch not recorded)";
     const auto name = names_.find(launch->second);

@@ -83,10 +83,8 @@ core::KernelExecution decode_kernel(const unsigned char* bytes) noexcept {
   out.device = DEEPUM_FIELD(std::uint32_t, Kernel, deviceId);
   // CUPTI's name for the kernel, shared by its records; read in the buffer callback.
   const char* name = DEEPUM_FIELD(const char*, Kernel, name);
-  if (name != nullptr && std::strcmp(name, core::kOwnCopyKernelName) == 0) {
-    out.deepums_own = true;
-    out.correlation_id = 0;
-  }
+  if (name != nullptr && std::strcmp(name, core::kOwnCopyKernelName) == 0)
+    out.correlation_id = core::kOwnKernelCorrelation;
   return out;
 }
 

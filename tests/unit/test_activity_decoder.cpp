@@ -129,14 +129,14 @@ TEST_CASE("deepum's own copy kernel decodes with no correlation id, marked as de
   const DecodedRecord own = decode_activity(as_activity(record));
   const auto* execution = std::get_if<core::KernelExecution>(&own);
   REQUIRE(execution != nullptr);
-  CHECK(execution->deepums_own);
-  CHECK(execution->correlation_id == 0);
+  CHECK(execution->deepums_own());
+  CHECK(execution->correlation_id == core::kOwnKernelCorrelation);
   CHECK(execution->stream_id == 7);
   const std::string program_name = "deepum_copy_within_gpu_of_the_program";  // only the exact name is ours
   record.name = program_name.c_str();
   const DecodedRecord other = decode_activity(as_activity(record));
   REQUIRE(std::get_if<core::KernelExecution>(&other) != nullptr);
-  CHECK_FALSE(std::get<core::KernelExecution>(other).deepums_own);
+  CHECK_FALSE(std::get<core::KernelExecution>(other).deepums_own());
   CHECK(std::get<core::KernelExecution>(other).correlation_id == 4242);
 }
 

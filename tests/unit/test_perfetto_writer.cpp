@@ -96,9 +96,8 @@ TEST_CASE("deepum's own copy kernel, run before the launch it came within, leave
   launch.function = 0x42;
   launch.host_time = 1'000'000;
   REQUIRE(writer.write(launch));
-  KernelExecution copy{0, 1'001'000, 1'001'500, 11, 0};  // as the decoder hands it over
-  copy.deepums_own = true;
-  REQUIRE(writer.write(copy));
+  // As the decoder hands it over: no correlation id.
+  REQUIRE(writer.write(KernelExecution{kOwnKernelCorrelation, 1'001'000, 1'001'500, 11, 0}));
   REQUIRE(writer.write(KernelExecution{5, 1'002'000, 1'003'000, 7, 0}));
   REQUIRE(writer.finish());
   const json document = json::parse(out.str());

@@ -60,8 +60,11 @@ struct LaunchPointers {
 enum class GpuOperation : std::uint8_t { kernel, memcpy, memset };
 
 // deepum's own copy kernel (cuda/copy_kernel.hpp), by its function's name: launched within the
-// callback of a program's call, its execution records carry that call's correlation id.
+// callback of a program's call, its execution records carry that call's correlation id. The
+// decoder gives them kOwnKernelCorrelation instead (CUPTI numbers calls from 1), which trace
+// files keep, so that no program launch is matched to them.
 inline constexpr char kOwnCopyKernelName[] = "deepum_copy_within_gpu";
+inline constexpr std::uint64_t kOwnKernelCorrelation = 0;
 
 // An operation as the GPU ran it (CUPTI concurrent-kernel, memcpy or memset activity record). For a
 // copy or a memset, correlation_id is the API call's; no KernelLaunch carries it.
@@ -74,8 +77,10 @@ struct KernelExecution {
   GpuOperation operation = GpuOperation::kernel;
   std::uint8_t copy_kind = 0;  // memcpy: CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD, ...); 0 unknown
   std::uint64_t bytes = 0;     // memcpy, memset: bytes copied or set; 0 for a kernel
-  // deepum's own copy kernel: its correlation id is 0 here, so no program launch is matched to it.
-  bool deepums_own = false;
+
+  bool deepums_own() const {
+    return operation == GpuOperation::kernel && correlation_id == kOwnKernelCorrelation;
+  }
 };
 
 // A copy or memset as the host enqueued it (driver API entry), naming its managed operands. Copy
