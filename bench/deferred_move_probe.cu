@@ -37,18 +37,14 @@
 
 namespace {
 
+using bench::Clock;
 using bench::device_location;
 using bench::host_location;
-using Clock = std::chrono::steady_clock;
+using bench::ms_since;
 constexpr size_t kRange = 64 << 20;
 
 void CUDART_CB no_op(void*) {}
 __global__ void empty_kernel() {}
-double ms_since(Clock::time_point start);
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // Moves [data, data + bytes) to `to` in `piece` calls; returns the host ms the calls took.
 double move(char* data, size_t bytes, cudaMemLocation to, cudaStream_t stream, size_t piece = kRange) {

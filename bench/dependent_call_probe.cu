@@ -23,15 +23,11 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using bench::address;
+using bench::Clock;
+using bench::ms_since;
 constexpr unsigned long long kHoldNs = 20'000'000;
 constexpr size_t kPiece = size_t{32} << 20;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-CUdeviceptr address(const void* pointer) { return reinterpret_cast<CUdeviceptr>(pointer); }
 
 CUmemLocation location(bool on_gpu, int device) {
   CUmemLocation where{};
@@ -74,10 +70,7 @@ int main(int argc, char** argv) {
   CHECK_CU(cuCtxCreate(&own, nullptr, 0, device));
   CHECK_CU(cuStreamCreate(&own_stream, CU_STREAM_NON_BLOCKING));
   CHECK_CU(cuCtxSetCurrent(program));
-  unsigned* gate = nullptr;
-  CHECK_CUDA(cudaHostAlloc(&gate, sizeof(unsigned), cudaHostAllocMapped));
-  CUdeviceptr gate_on_gpu = 0;
-  CHECK_CU(cuMemHostGetDevicePointer(&gate_on_gpu, gate, 0));
+  bench::HostGate gate;
 
   const CUmemLocation gpu = location(true, device), host = location(false, device);
   using Call = std::function<void(CUstream)>;
@@ -121,10 +114,8 @@ int main(int argc, char** argv) {
   const auto prepare = [&](char* array, int state) {
     CUdeviceptr pointer = address(array);
     size_t size = bytes;
-    if (state == 1)
-      CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(program_stream)));
-    if (state == 2)
-      CHECK_CU(cuMemPrefetchAsync(pointer, size, host, 0, reinterpret_cast<CUstream>(program_stream)));
+    if (state == 1) CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, bench::cu(program_stream)));
+    if (state == 2) CHECK_CU(cuMemPrefetchAsync(pointer, size, host, 0, bench::cu(program_stream)));
   };
   std::printf("array %zu MiB; each call on a stream that first waits for an event behind other work\n",
               bytes >> 20);
@@ -142,21 +133,14 @@ int main(int argc, char** argv) {
             CHECK_CUDA(cudaMemsetAsync(a, 1, bytes, program_stream));           // resident on the GPU
             prepare(a, state);
             CHECK_CUDA(cudaDeviceSynchronize());
-            std::thread writer;
             if (behind_value) {
-              *reinterpret_cast<volatile unsigned*>(gate) = 0;
-              CHECK_CU(cuStreamWaitValue32(reinterpret_cast<CUstream>(gate_stream), gate_on_gpu, 1,
-                                           CU_STREAM_WAIT_VALUE_GEQ));
-              writer = std::thread([gate] {
-                std::this_thread::sleep_for(std::chrono::milliseconds(50));
-                *reinterpret_cast<volatile unsigned*>(gate) = 1;
-              });
+              gate.hold(bench::cu(gate_stream), std::chrono::milliseconds(50));
             } else if (behind == 1) {
               bench::spin<<<1, 1, 0, gate_stream>>>(kHoldNs);
             }
-            CHECK_CU(cuEventRecord(gate_done, reinterpret_cast<CUstream>(gate_stream)));
+            CHECK_CU(cuEventRecord(gate_done, bench::cu(gate_stream)));
             const auto start = Clock::now();
-            CUstream on = reinterpret_cast<CUstream>(program_stream);
+            CUstream on = bench::cu(program_stream);
             if (own_context) {
               CHECK_CU(cuCtxSetCurrent(own));
               on = own_stream;
@@ -164,11 +148,11 @@ int main(int argc, char** argv) {
             CHECK_CU(cuStreamWaitEvent(on, gate_done, 0));
             const auto issued = Clock::now();
             call(on);
-            const double held = std::chrono::duration<double, std::milli>(Clock::now() - issued).count();
+            const double held = ms_since(issued);
             CHECK_CU(cuStreamSynchronize(on));
             const double total = ms_since(start);
             if (own_context) CHECK_CU(cuCtxSetCurrent(program));
-            if (writer.joinable()) writer.join();
+            gate.join();
             CHECK_CUDA(cudaDeviceSynchronize());
             if (round == 1)
               std::printf("%-30s %-8s %-9s %-14s %10.3f %10.3f\n", what, own_context ? "own" : "program",

@@ -6,8 +6,10 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #define CHECK_CUDA(call)                                                                         \
   do {                                                                                           \
@@ -47,6 +49,46 @@ static __global__ void copy_kernel(const int4* from, int4* to, size_t count) {
        i += size_t{gridDim.x} * blockDim.x)
     to[i] = from[i];
 }
+
+using Clock = std::chrono::steady_clock;
+
+inline double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+inline CUdeviceptr address(const void* pointer) { return reinterpret_cast<CUdeviceptr>(pointer); }
+inline CUstream cu(cudaStream_t stream) { return reinterpret_cast<CUstream>(stream); }
+
+// A value in mapped pinned memory that a stream waits for on the GPU (cuStreamWaitValue32) and a
+// host thread writes `after` later: work queued behind it waits for nothing the GPU can see.
+class HostGate {
+ public:
+  HostGate() {
+    CHECK_CUDA(cudaHostAlloc(&value_, sizeof(unsigned), cudaHostAllocMapped));
+    CHECK_CU(cuMemHostGetDevicePointer(&on_gpu_, value_, 0));
+  }
+  ~HostGate() { join(); }
+  HostGate(const HostGate&) = delete;
+  HostGate& operator=(const HostGate&) = delete;
+  // `stream` waits until the host writes the value, `after` from now.
+  void hold(CUstream stream, std::chrono::milliseconds after) {
+    join();
+    *reinterpret_cast<volatile unsigned*>(value_) = 0;
+    CHECK_CU(cuStreamWaitValue32(stream, on_gpu_, 1, CU_STREAM_WAIT_VALUE_GEQ));
+    writer_ = std::thread([value = value_, after] {
+      std::this_thread::sleep_for(after);
+      *reinterpret_cast<volatile unsigned*>(value) = 1;
+    });
+  }
+  void join() {
+    if (writer_.joinable()) writer_.join();
+  }
+
+ private:
+  unsigned* value_ = nullptr;
+  CUdeviceptr on_gpu_ = 0;
+  std::thread writer_;
+};
 
 inline cudaMemLocation device_location(int device) {
   cudaMemLocation location{};

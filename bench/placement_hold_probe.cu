@@ -22,16 +22,12 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using bench::address;
+using bench::Clock;
+using bench::cu;
+using bench::ms_since;
 constexpr unsigned long long kHoldNs = 20'000'000;
 constexpr size_t kPiece = size_t{32} << 20;  // deepum's staging buffer
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-CUstream cu(cudaStream_t stream) { return reinterpret_cast<CUstream>(stream); }
-CUdeviceptr address(const void* pointer) { return reinterpret_cast<CUdeviceptr>(pointer); }
 
 }  // namespace
 
@@ -81,10 +77,7 @@ int main(int argc, char** argv) {
          CHECK_CUDA(cudaGetLastError());
        }},
   };
-  unsigned* gate = nullptr;  // the value the second round's work waits for
-  CHECK_CUDA(cudaHostAlloc(&gate, sizeof(unsigned), cudaHostAllocMapped));
-  CUdeviceptr gate_on_gpu = 0;
-  CHECK_CU(cuMemHostGetDevicePointer(&gate_on_gpu, gate, 0));
+  bench::HostGate gate;  // what the second round's work waits for
   std::printf("array %zu MiB; each call on an idle stream, beside another stream's 20 ms kernel and then:\n",
               bytes >> 20);
   // Rounds 0 and 1 behind the kernel (0 warms the driver up), 2 behind the value wait.
@@ -96,14 +89,8 @@ int main(int argc, char** argv) {
         CHECK_CUDA(cudaMemsetAsync(a, 1, bytes, s1));  // resident on the GPU
         CHECK_CUDA(cudaMemsetAsync(b, 2, bytes, s2));
         CHECK_CUDA(cudaDeviceSynchronize());
-        std::thread writer;
         if (behind_value) {
-          *reinterpret_cast<volatile unsigned*>(gate) = 0;
-          CHECK_CU(cuStreamWaitValue32(cu(s2), gate_on_gpu, 1, CU_STREAM_WAIT_VALUE_GEQ));
-          writer = std::thread([gate] {
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-            *reinterpret_cast<volatile unsigned*>(gate) = 1;
-          });
+          gate.hold(cu(s2), std::chrono::milliseconds(50));
         } else {
           bench::spin<<<1, 1, 0, s2>>>(kHoldNs);
         }
@@ -111,7 +98,7 @@ int main(int argc, char** argv) {
         const auto start = Clock::now();
         placing ? place(a) : drop(a);
         const double host = ms_since(start);
-        if (writer.joinable()) writer.join();
+        gate.join();
         CHECK_CUDA(cudaDeviceSynchronize());
         if (round != 0)
           std::printf("%-10s beside %-24s host %8.3f ms\n", placing ? "placement" : "drop", what, host);

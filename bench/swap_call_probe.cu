@@ -40,13 +40,10 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::ms_since;
 constexpr size_t kBlock = 2 << 20;
 constexpr unsigned long long kHoldNs = 5'000'000;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 struct Row {
   const char* name;
