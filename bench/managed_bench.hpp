@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 #define CHECK_CUDA(call)                                                                         \
   do {                                                                                           \
@@ -101,6 +102,33 @@ inline cudaMemLocation host_location() {
   cudaMemLocation location{};
   location.type = cudaMemLocationTypeHost;
   return location;
+}
+
+inline CUmemLocation on_gpu(CUdevice device) {
+  CUmemLocation where{};
+  where.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  where.id = device;
+  return where;
+}
+
+inline CUmemLocation on_host() {
+  CUmemLocation where{};
+  where.type = CU_MEM_LOCATION_TYPE_HOST;
+  return where;
+}
+
+// One batched call of `bytes`-sized copies in stream order, the operands' locations hinted (a
+// location of type 0: no hint), as deepum makes its copies.
+inline void batched_copies(std::vector<CUdeviceptr>& dsts, std::vector<CUdeviceptr>& srcs, CUmemLocation from,
+                           CUmemLocation to, size_t bytes, CUstream stream) {
+  std::vector<size_t> sizes(dsts.size(), bytes);
+  CUmemcpyAttributes attributes{};
+  attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  attributes.srcLocHint = from;
+  attributes.dstLocHint = to;
+  size_t first = 0;
+  CHECK_CU(cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), sizes.size(), &attributes, &first, 1,
+                              stream));
 }
 
 // argv[1] MiB (or default_mib) as bytes, with the current device; exits with 2 and a message when

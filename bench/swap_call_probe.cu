@@ -77,33 +77,6 @@ void copy_out(char* array, char* pinned, size_t bytes, cudaStream_t stream) {
   CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(stream)));
 }
 
-CUmemLocation on_gpu(CUdevice device) {
-  CUmemLocation where{};
-  where.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  where.id = device;
-  return where;
-}
-
-CUmemLocation on_host() {
-  CUmemLocation where{};
-  where.type = CU_MEM_LOCATION_TYPE_HOST;
-  return where;
-}
-
-// One batched call of 2 MiB copies in stream order, the operands' locations hinted (a location of
-// type 0: no hint).
-void batched_copies(std::vector<CUdeviceptr>& dsts, std::vector<CUdeviceptr>& srcs, CUmemLocation from,
-                    CUmemLocation to, CUstream stream) {
-  std::vector<size_t> sizes(dsts.size(), kBlock);
-  CUmemcpyAttributes attributes{};
-  attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-  attributes.srcLocHint = from;
-  attributes.dstLocHint = to;
-  size_t first = 0;
-  CHECK_CU(cuMemcpyBatchAsync(dsts.data(), srcs.data(), sizes.data(), sizes.size(), &attributes, &first, 1,
-                              stream));
-}
-
 // The same as one batched call, with where the managed operands are hinted (or not).
 void batch_copy(char* managed, char* pinned, size_t bytes, bool to_host, bool hinted, CUdevice device,
                 cudaStream_t stream) {
@@ -114,9 +87,10 @@ void batch_copy(char* managed, char* pinned, size_t bytes, bool to_host, bool hi
     dsts.push_back(to_host ? cpu : gpu);
     srcs.push_back(to_host ? gpu : cpu);
   }
-  const CUmemLocation gpu = hinted ? on_gpu(device) : CUmemLocation{},
-                      host = hinted ? on_host() : CUmemLocation{};
-  batched_copies(dsts, srcs, to_host ? gpu : host, to_host ? host : gpu, reinterpret_cast<CUstream>(stream));
+  const CUmemLocation gpu = hinted ? bench::on_gpu(device) : CUmemLocation{},
+                      host = hinted ? bench::on_host() : CUmemLocation{};
+  bench::batched_copies(dsts, srcs, to_host ? gpu : host, to_host ? host : gpu, kBlock,
+                        reinterpret_cast<CUstream>(stream));
 }
 
 // As deepum swaps blocks out or copies them back: through a device buffer, `piece` blocks at a
@@ -124,7 +98,7 @@ void batch_copy(char* managed, char* pinned, size_t bytes, bool to_host, bool hi
 // buffer and the managed blocks, the operands' locations hinted.
 void staged_batches(char* managed, char* pinned, CUdeviceptr stage, size_t bytes, size_t piece, bool to_host,
                     CUdevice device, CUstream stream) {
-  const CUmemLocation gpu = on_gpu(device), host = on_host();
+  const CUmemLocation gpu = bench::on_gpu(device), host = bench::on_host();
   for (size_t start = 0; start < bytes; start += piece * kBlock) {
     std::vector<CUdeviceptr> staged, in_pinned, in_managed;
     for (size_t at = start; at < std::min(bytes, start + piece * kBlock); at += kBlock) {
@@ -133,11 +107,11 @@ void staged_batches(char* managed, char* pinned, CUdeviceptr stage, size_t bytes
       in_managed.push_back(reinterpret_cast<CUdeviceptr>(managed + at));
     }
     if (to_host) {
-      batched_copies(staged, in_managed, gpu, gpu, stream);
-      batched_copies(in_pinned, staged, gpu, host, stream);
+      bench::batched_copies(staged, in_managed, gpu, gpu, kBlock, stream);
+      bench::batched_copies(in_pinned, staged, gpu, host, kBlock, stream);
     } else {
-      batched_copies(staged, in_pinned, host, gpu, stream);
-      batched_copies(in_managed, staged, gpu, gpu, stream);
+      bench::batched_copies(staged, in_pinned, host, gpu, kBlock, stream);
+      bench::batched_copies(in_managed, staged, gpu, gpu, kBlock, stream);
     }
   }
 }
@@ -169,7 +143,7 @@ class BackgroundSwaps {
     CHECK_CU(cuMemAlloc(&stage, 16 * kBlock));
     void* pinned = nullptr;
     CHECK_CU(cuMemAllocHost(&pinned, bytes));
-    CUmemLocation gpu = on_gpu(device);  // the driver's call takes it by non-const pointer
+    CUmemLocation gpu = bench::on_gpu(device);  // the driver's call takes it by non-const pointer
     started_.store(true);
     while (!stop_.load()) {
       staged_batches(array, static_cast<char*>(pinned), stage, bytes, 16, true, device, stream);

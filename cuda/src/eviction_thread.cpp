@@ -107,10 +107,13 @@ void EvictionThread::run(std::promise<bool>& bound) {
   }
   // No copy kernel in a context of the thread's own: kernels of two contexts take turns on the
   // GPU, so each launch would stop the program's kernels.
-  if (!staging_.allocate(/*with_kernel=*/own_context_ == nullptr))
+  if (!staging_.allocate(/*with_kernel=*/own_context_ == nullptr)) {
     core::logger().warn(
         "no device memory for the swaps' copies to pass through: they take turns with the "
         "copies back");
+  } else if (!create_second_lane()) {
+    core::logger().debug("the swaps' copies out go through one buffer (no second stream or buffer)");
+  }
   bound.set_value(true);  // `bound` is gone from here on
   std::unique_lock lock(mutex_);
   while (true) {
@@ -130,10 +133,40 @@ void EvictionThread::run(std::promise<bool>& bound) {
   }
 }
 
+bool EvictionThread::create_second_lane() {
+  if (!second_staging_.allocate(/*with_kernel=*/own_context_ == nullptr)) return false;
+  if (stream_create.get()(&second_stream_, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    second_stream_ = nullptr;
+    return false;
+  }
+  if (event_create.get()(&second_done_, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+    second_done_ = nullptr;
+    return false;
+  }
+  return true;
+}
+
+SecondLane EvictionThread::second_lane(CUevent ready) {
+  if (second_done_ == nullptr || stream_wait_event.get()(second_stream_, ready, 0) != CUDA_SUCCESS) return {};
+  return {second_stream_, &second_staging_};
+}
+
+void EvictionThread::join_second_lane() {
+  CUresult r = event_record.get()(second_done_, second_stream_);
+  if (r == CUDA_SUCCESS) r = stream_wait_event.get()(stream_, second_done_, 0);
+  if (r != CUDA_SUCCESS) stream_synchronize.get()(second_stream_);  // ended before what follows, then
+}
+
 void EvictionThread::swap_out(const Eviction& eviction, CUresult after_ready) {
   CUresult r = after_ready;
   const auto started = std::chrono::steady_clock::now();
-  if (r == CUDA_SUCCESS) r = copy_blocks(eviction.copies, /*to_store=*/true, device_, stream_, &staging_);
+  if (r == CUDA_SUCCESS) {
+    const SecondLane second = second_lane(eviction.ready);
+    r = copy_blocks(eviction.copies, /*to_store=*/true, device_, stream_, &staging_, second);
+    // Whatever the copies did: the drop, the host's fallback and the eviction's event come after
+    // both lanes.
+    if (second.usable()) join_second_lane();
+  }
   copy_calls_ns_.fetch_add(ns_since(started), std::memory_order_relaxed);
   const auto copied = std::chrono::steady_clock::now();
   if (r == CUDA_SUCCESS && !eviction.dropped.empty()) {

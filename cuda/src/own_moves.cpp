@@ -86,7 +86,7 @@ CUresult within_gpu(const std::vector<DeviceCopy>& copies, const Staging& stagin
 }  // namespace
 
 CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice device, CUstream on,
-                     const Staging* staging) {
+                     const Staging* staging, SecondLane second) {
   const CUmemLocation gpu = location(true, device), host = location(false, device);
   std::vector<DeviceCopy> direct, inner;
   if (staging == nullptr || staging->buffer() == 0) {
@@ -99,21 +99,25 @@ CUresult copy_blocks(std::span<const BlockCopy> copies, bool to_store, CUdevice 
   // Each block at its own 2 MB place in the buffer (the last of a range may be shorter).
   constexpr std::uint64_t kSlot = std::uint64_t{2} << 20;
   const std::size_t per_piece = Staging::kBytes / kSlot;
-  for (std::size_t first = 0; first < copies.size(); first += per_piece) {
+  const bool alternate = second.usable();
+  for (std::size_t first = 0, piece = 0; first < copies.size(); first += per_piece, ++piece) {
+    const bool beside = alternate && piece % 2 == 1;
+    const Staging& through = beside ? *second.staging : *staging;
+    const CUstream stream = beside ? second.stream : on;
     direct.clear();
     inner.clear();
     for (std::size_t i = first; i < std::min(copies.size(), first + per_piece); ++i) {
       const BlockCopy& copy = copies[i];
-      const CUdeviceptr staged = staging->buffer() + (i - first) * kSlot;
+      const CUdeviceptr staged = through.buffer() + (i - first) * kSlot;
       direct.push_back(to_store ? DeviceCopy{address(copy.slot), staged, copy.bytes}
                                 : DeviceCopy{staged, address(copy.slot), copy.bytes});
       inner.push_back(to_store ? DeviceCopy{staged, copy.block, copy.bytes}
                                : DeviceCopy{copy.block, staged, copy.bytes});
     }
     // Out: the blocks into the buffer, then the buffer into the store; back: the reverse.
-    CUresult r = to_store ? within_gpu(inner, *staging, gpu, on) : copy_batch(direct, host, gpu, on);
+    CUresult r = to_store ? within_gpu(inner, through, gpu, stream) : copy_batch(direct, host, gpu, stream);
     if (r == CUDA_SUCCESS)
-      r = to_store ? copy_batch(direct, gpu, host, on) : within_gpu(inner, *staging, gpu, on);
+      r = to_store ? copy_batch(direct, gpu, host, stream) : within_gpu(inner, through, gpu, stream);
     if (r != CUDA_SUCCESS) return r;
   }
   return CUDA_SUCCESS;

@@ -1,7 +1,8 @@
 // copy_blocks_check: deepum's swap copies (cuda/own_moves.hpp) move every byte, both ways, through
-// a staging buffer with the copy kernel, through one without it, and direct: blocks of 2 MB over
-// more than one staging piece, a range's short last block, and a copy the kernel does not take (not
-// 16-byte aligned), which goes through the driver's copy call. Needs a GPU; exits 77 without one.
+// a staging buffer with the copy kernel, through one without it, through two taking turns on two
+// streams, and direct: blocks of 2 MB over more than one staging piece, a range's short last block, and a
+// copy the kernel does not take (not 16-byte aligned), which goes through the driver's copy call. Needs a
+// GPU; exits 77 without one.
 #include <cuda.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 using deepum::cuda::BlockCopy;
 using deepum::cuda::copy_blocks;
 using deepum::cuda::CopyKernel;
+using deepum::cuda::SecondLane;
 using deepum::cuda::Staging;
 
 namespace {
@@ -45,18 +47,23 @@ bool same(const std::uint32_t* words, std::uint64_t count, std::uint32_t seed, s
   return true;
 }
 
-// Out to the slots and back again, through `staging` (null: direct), over `bytes` at `address`.
+// Out to the slots and back again, through `staging` (null: direct) and `second`, over `bytes` at
+// `address`.
 void round_trip(const char* how, CUdeviceptr address, std::uint64_t bytes, const Staging* staging,
-                std::uint32_t seed, CUstream stream) {
+                std::uint32_t seed, CUstream stream, SecondLane second = {}) {
   auto* managed = reinterpret_cast<std::uint32_t*>(static_cast<std::uintptr_t>(address));
   for (std::uint64_t i = 0; i < bytes / 4; ++i) managed[i] = word(seed, i);
   CUmemLocation gpu{CU_MEM_LOCATION_TYPE_DEVICE, 0};
-  CHECK_TRUE(cuMemPrefetchAsync_v2(address, bytes, gpu, 0, stream) == CUDA_SUCCESS, "%s: prefetch", how);
+  CHECK_TRUE(cuMemPrefetchAsync_v2(address, bytes, gpu, 0, stream) == CUDA_SUCCESS &&
+                 cuStreamSynchronize(stream) == CUDA_SUCCESS,
+             "%s: prefetch", how);
   const std::vector<BlockCopy> copies = blocks_with_slots(address, bytes);
   CHECK_TRUE(!copies.empty(), "%s: pinned slots", how);
-  CHECK_TRUE(copy_blocks(copies, /*to_store=*/true, 0, stream, staging) == CUDA_SUCCESS, "%s: copies out",
-             how);
+  CHECK_TRUE(copy_blocks(copies, /*to_store=*/true, 0, stream, staging, second) == CUDA_SUCCESS,
+             "%s: copies out", how);
   CHECK_TRUE(cuStreamSynchronize(stream) == CUDA_SUCCESS, "%s: copies out end", how);
+  if (second.usable())
+    CHECK_TRUE(cuStreamSynchronize(second.stream) == CUDA_SUCCESS, "%s: second lane's copies out end", how);
   std::uint64_t first = 0;
   for (const BlockCopy& copy : copies) {
     CHECK_TRUE(same(static_cast<const std::uint32_t*>(copy.slot), copy.bytes / 4, seed, first),
@@ -65,9 +72,12 @@ void round_trip(const char* how, CUdeviceptr address, std::uint64_t bytes, const
     first += copy.bytes / 4;
   }
   CHECK_TRUE(cuMemsetD8Async(address, 0, bytes, stream) == CUDA_SUCCESS, "%s: clear", how);
-  CHECK_TRUE(copy_blocks(copies, /*to_store=*/false, 0, stream, staging) == CUDA_SUCCESS, "%s: copies back",
-             how);
+  CHECK_TRUE(cuStreamSynchronize(stream) == CUDA_SUCCESS, "%s: cleared", how);
+  CHECK_TRUE(copy_blocks(copies, /*to_store=*/false, 0, stream, staging, second) == CUDA_SUCCESS,
+             "%s: copies back", how);
   CHECK_TRUE(cuStreamSynchronize(stream) == CUDA_SUCCESS, "%s: copies back end", how);
+  if (second.usable())
+    CHECK_TRUE(cuStreamSynchronize(second.stream) == CUDA_SUCCESS, "%s: second lane's copies back end", how);
   CHECK_TRUE(same(managed, bytes / 4, seed, 0), "%s: the blocks hold their contents again", how);
   for (const BlockCopy& copy : copies) cuMemFreeHost(copy.slot);
 }
@@ -86,7 +96,7 @@ int main() {
   CUdeviceptr managed = 0;
   if (cuDevicePrimaryCtxRetain(&context, 0) != CUDA_SUCCESS || cuCtxSetCurrent(context) != CUDA_SUCCESS ||
       cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
-      cuMemAllocManaged(&managed, kBytes + kBlock, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS) {
+      cuMemAllocManaged(&managed, kBytes + 13 * kBlock, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS) {
     std::puts("FAIL: a context, a stream and managed memory");
     return 1;
   }
@@ -102,6 +112,16 @@ int main() {
   round_trip("kernel", managed, kBytes, &with_kernel, 0x1234u, stream);
   round_trip("kernel, not aligned", managed + 8, kBytes - 1000, &with_kernel, 0x5678u, stream);
   round_trip("batched calls", managed, kBytes, &without_kernel, 0x9abcu, stream);
+  // Two lanes: pieces alternate between the buffers (three pieces: the first lane takes two).
+  Staging second_buffer;
+  CUstream second_stream = nullptr;
+  CHECK_TRUE(second_buffer.allocate(/*with_kernel=*/true) &&
+                 cuStreamCreate(&second_stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS,
+             "a second buffer and stream");
+  round_trip("two lanes", managed, kBytes + 12 * kBlock, &with_kernel, 0x2468u, stream,
+             {second_stream, &second_buffer});
+  round_trip("two lanes, batched calls", managed, kBytes + 12 * kBlock, &without_kernel, 0x1357u, stream,
+             {second_stream, &second_buffer});
   round_trip("direct", managed, kBytes, nullptr, 0xdef0u, stream);
   cuMemFree(managed);
   return finish("copy_blocks_check");

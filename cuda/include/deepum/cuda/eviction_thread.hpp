@@ -111,6 +111,12 @@ class EvictionThread {
   bool issue(const Eviction& eviction);  // false: the driver refused the moves to the host
   // The swap's part: copies into the store, then the drop; the host copies where the driver refuses.
   void swap_out(const Eviction& eviction, CUresult after_ready);
+  // The second lane of the copies out (see SecondLane), in the thread's context: false, none.
+  bool create_second_lane();
+  // The lane, its stream waiting for `ready`; none where there is no lane or the wait is refused.
+  SecondLane second_lane(CUevent ready);
+  // stream_ waits for the lane's copies (or the host does, where the driver refuses the wait).
+  void join_second_lane();
 
   CUcontext program_context_ = nullptr;  // the context current where start() ran
   CUdevice device_ = 0;
@@ -122,6 +128,10 @@ class EvictionThread {
   CUevent moved_ = nullptr;
   CUstream relay_ = nullptr;
   Staging staging_;  // the swaps' copies pass through it (in the thread's context)
+  // Every other piece of a swap's copies goes through the second lane.
+  Staging second_staging_;
+  CUstream second_stream_ = nullptr;
+  CUevent second_done_ = nullptr;  // recorded after the lane's copies, waited for by stream_
   std::thread thread_;
   std::mutex mutex_;  // what follows; never held across a driver call
   std::condition_variable wake_, issued_wake_;
