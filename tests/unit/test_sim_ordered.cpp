@@ -196,6 +196,20 @@ TEST_CASE("what needs a swap's room waits on the program's thread until the swap
   CHECK(waited.stats.total_ns > free_thread.stats.total_ns);
 }
 
+TEST_CASE("a swap's drop, on the eviction thread after its copies, delays what needs its room") {
+  const Workload w = training_loop(4, true).finish();
+  MachineModel machine = MachineModel::h200();
+  const SimResult quick = simulate(w, machine, *make_policy("deepum-swap", 16 * kMiB));
+  machine.discard_gb_per_s = 0.5;  // 16 ms to drop a tensor: far longer than a kernel
+  std::unique_ptr<Policy> slow_policy = make_policy("deepum-swap", 16 * kMiB);
+  const SimResult slow = simulate(w, machine, *slow_policy);
+  REQUIRE(dynamic_cast<OrderedPolicy&>(*slow_policy).model_stats().swapped_out_bytes > 0);
+  CHECK(slow.stats.total_ns > quick.stats.total_ns + 16'000'000);
+  // The same moves either way: only when the room is free differs.
+  CHECK(slow.stats.d2h_bytes == quick.stats.d2h_bytes);
+  CHECK(slow.stats.h2d_bytes == quick.stats.h2d_bytes);
+}
+
 TEST_CASE("swap copies that take turns, out and back, make a swapping loop slower") {
   // Eight 8 MiB tensors named in a loop under a 32 MiB limit: once the loop is learned, tensors
   // come back ahead while others are copied out. Slow copies (16 ms a tensor) set the pace.

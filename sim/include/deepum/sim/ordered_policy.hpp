@@ -6,8 +6,9 @@
 //     the machine says so, a swap) the whole move, waits where the machine says so until a swap
 //     whose room it needs is issued (after its copies out), and launches each operation after its
 //     moves;
-//   - an eviction (swap copies, then the driver's moves) on the eviction stream, after the
-//     victims' last use; the launch waits for it only when the model says so;
+//   - an eviction (swap copies, the swap's drop, then the driver's moves) on the eviction stream,
+//     after the victims' last use and the eviction thread's previous swap; the launch waits for it
+//     only when the model says so;
 //   - a placement and the copies back from the store after the launch stream's earlier work and
 //     the evictions that make its room; a fetch after those evictions. The launch waits for both.
 // Needs a trace of format 1.4 (LaunchOperands, CopyLaunch, BufferEvent records).
@@ -82,6 +83,7 @@ class OrderedPolicy final : public Policy {
   Nanoseconds host_ = 0;                    // the program's thread
   Nanoseconds discard_stream_free_ = 0;     // the discard stream has run everything issued to it
   Nanoseconds copies_end_ = 0;              // deepum's copies to and from the store issued so far end
+  Nanoseconds eviction_thread_free_ = 0;    // the eviction thread has dropped every swap so far
   Nanoseconds thread_in_calls_ns_ = 0;      // the program's thread held in placements and drops
   std::vector<Nanoseconds> eviction_done_;  // by eviction_number
   // ... and when the eviction thread issued a swap (MachineModel::swap_room_waits_for_copies).
