@@ -145,6 +145,8 @@ void LaunchOrderedResidency::on_buffer_handed_out(std::uint64_t address, std::ui
     // table named nothing, so a later move of the block follows every operation decided so far.
     if (std::exchange(block.indirect, false)) block.named_at = std::max(block.named_at, launch_seq_);
     block.unfollowed = Block::Unfollowed::none;
+    block.others = {};
+    block.others_lost = false;
   }
 }
 
@@ -178,6 +180,40 @@ void LaunchOrderedResidency::unfollowed_by_move(Block& block, std::uint64_t stre
     // other_streams): this move follows all its users.
     block.unfollowed = Block::Unfollowed::none;
   }
+}
+
+void LaunchOrderedResidency::note_other_streams(Block& block, std::uint64_t stream) {
+  using StreamOperation = LaunchEviction::StreamOperation;
+  const auto slot_of = [&block](std::uint64_t s) {
+    return std::find_if(block.others.begin(), block.others.end(),
+                        [s](const StreamOperation& use) { return use.operation != 0 && use.stream == s; });
+  };
+  if (block.named_at != 0 && block.named_stream != stream) {
+    auto slot = slot_of(block.named_stream);
+    if (slot == block.others.end())
+      slot = std::find_if(block.others.begin(), block.others.end(),
+                          [](const StreamOperation& use) { return use.operation == 0; });
+    if (slot == block.others.end()) {
+      block.others_lost = true;
+    } else {
+      *slot = {block.named_stream, block.named_at};
+    }
+  }
+  // Its namings in `stream` are named_at's to cover from now on.
+  if (auto own = slot_of(stream); own != block.others.end()) *own = {};
+}
+
+bool LaunchOrderedResidency::follow_other_streams(const Block& block, std::uint64_t stream,
+                                                  std::vector<LaunchEviction::StreamOperation>& users) const {
+  if (!can_follow_ || block.others_lost) return false;
+  // Users in `stream` itself come before the eviction's own start (evict_after_launch).
+  if (block.named_stream != stream) users.push_back({block.named_stream, block.named_at});
+  for (const LaunchEviction::StreamOperation& use : block.others) {
+    if (use.operation != 0 && use.stream != stream) users.push_back(use);
+  }
+  return std::all_of(users.begin(), users.end(), [this](const LaunchEviction::StreamOperation& user) {
+    return can_follow_(user.stream, user.operation);
+  });
 }
 
 bool LaunchOrderedResidency::named_beside_unfollowed(const Block& block, std::uint64_t stream) {
@@ -409,6 +445,19 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
   // come before it in its stream.
   const bool swaps_held = latest_unnamed_ >= enqueued_below_ && !unnamed_now_;
   bool held_one = false;  // a victim written back that would have been swapped
+  std::vector<LaunchEviction::StreamOperation> followed;  // one victim's users in other streams
+  const auto merge_follow = [&decision](const std::vector<LaunchEviction::StreamOperation>& users) {
+    for (const LaunchEviction::StreamOperation& user : users) {
+      auto& all = decision.after_other_streams;
+      auto known =
+          std::find_if(all.begin(), all.end(), [&](const auto& f) { return f.stream == user.stream; });
+      if (known == all.end()) {
+        all.push_back(user);
+      } else {
+        known->operation = std::max(known->operation, user.operation);
+      }
+    }
+  };
   const auto take = [&](bool dead_only) {
     for (std::size_t i = 0; i < order.size() && covered < bytes; ++i) {
       auto [range, index] = order[i];
@@ -422,14 +471,21 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
       // Swapped: a whole block (the GPU copy is dropped by whole pages) whose users all ran in
       // this stream (the copy and the drop follow them; a kernel of another stream could still
       // be using it), while the store has room.
+      // Named in other streams too: swapped only after their users there.
       bool swap = false;
       if (!droppable && options_.swap && !unnamed_now_ && part_bytes == kBlockBytes) {
-        if (block.other_streams || block.named_stream != stream || block.indirect) {
+        const bool other_streams = block.other_streams || block.named_stream != stream;
+        followed.clear();
+        if (block.indirect || (other_streams && !follow_other_streams(block, stream, followed))) {
           stats_.swap_skipped_other_stream_bytes += part_bytes;
         } else if (swaps_held) {
           held_one = true;
         } else {
           swap = swapped_bytes_ + part_bytes <= options_.swap_bytes;
+        }
+        if (swap && other_streams) {
+          stats_.swapped_after_other_streams_bytes += part_bytes;
+          merge_follow(followed);
         }
       }
       (droppable ? dead : swap ? swapped : live).push_back(order[i]);
@@ -496,6 +552,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     if (block.named_at == now) continue;
     if ((block.resident && block.named_stream != stream) || named_beside_unfollowed(block, stream))
       block.other_streams = true;
+    note_other_streams(block, stream);
     block.named_at = now;
     block.named_stream = stream;
     record_use(block, now);

@@ -127,6 +127,11 @@ std::string StreamOrderedEvictor::create() {
              "cuMemDiscardAndPrefetchBatchAsync";
     }
     store_ = std::make_unique<HostSwapStore>(swap_store_bytes_);
+    // A block another stream named is swapped once a marker there shows its users enqueued (asked
+    // under mutex_, while deciding).
+    model_.set_stream_follower([this](std::uint64_t stream, std::uint64_t operation) {
+      return marker_after_id(stream, operation) != nullptr;
+    });
   }
   if (wants_eviction_thread_) {
     auto thread = std::make_unique<EvictionThread>();
@@ -566,8 +571,11 @@ void StreamOrderedEvictor::mark_progress(CUstream stream, std::uint64_t launch) 
     if (candidate.stream == id) ring = &candidate;
   }
   if (ring == nullptr && (ring = new_marker_ring(id, launch)) == nullptr) return;
+  // A stream that launches in bursts (a library's side stream) is marked at each burst's start,
+  // which shows the burst before it run: swaps of blocks it named wait for such a marker.
+  const bool burst = launch - ring->last_launch >= kMarkerInterval;
   ring->last_launch = launch;
-  if (ring->launches++ % kMarkerInterval != 0) return;
+  if (ring->launches++ % kMarkerInterval != 0 && !burst) return;
   // Re-recording an event leaves earlier waits on it as they were: they keep its earlier state.
   if (event_record.get()(ring->events[ring->next], stream) != CUDA_SUCCESS) return;
   // Another thread's operation decided before it and not enqueued yet comes after it.
@@ -604,7 +612,10 @@ StreamOrderedEvictor::MarkerRing* StreamOrderedEvictor::new_marker_ring(std::uin
 }
 
 CUevent StreamOrderedEvictor::marker_after(CUstream stream, std::uint64_t launch) const {
-  const std::uint64_t id = core::stream_id(reinterpret_cast<std::uintptr_t>(stream));
+  return marker_after_id(core::stream_id(reinterpret_cast<std::uintptr_t>(stream)), launch);
+}
+
+CUevent StreamOrderedEvictor::marker_after_id(std::uint64_t id, std::uint64_t launch) const {
   for (const MarkerRing& ring : markers_) {
     if (ring.stream != id) continue;
     // Oldest first: the first recorded after `launch` was enqueued.
@@ -793,6 +804,13 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
     return count_failure(r);
   };
   CUresult r = stream_wait_event.get()(stream_, after, 0);
+  // Victims other streams named: after their users there too (the model checked that markers show
+  // them, under this lock).
+  for (const core::LaunchEviction::StreamOperation& user : decision.after_other_streams) {
+    const CUevent marker = marker_after_id(user.stream, user.operation);
+    if (r == CUDA_SUCCESS)
+      r = marker != nullptr ? stream_wait_event.get()(stream_, marker, 0) : CUDA_ERROR_NOT_READY;
+  }
   // A victim placed ahead (no operation named it yet) may still be arriving.
   if (decision.evict_after_placement > placements_reaped_ && r == CUDA_SUCCESS) {
     if (CUevent placing = placement_in_flight(decision.evict_after_placement, false))

@@ -37,6 +37,9 @@ void OrderedPolicy::begin(Executor& executor) {
   core::LaunchOrderedOptions moves = options_.moves;
   if (moves.swap && moves.swap_bytes == 0) moves.swap_bytes = w.footprint_bytes();
   model_.emplace(limit_bytes_, library.launch_ordered_batch(), moves);
+  // The simulator runs one stream, so a swap follows every earlier operation: blocks the trace's
+  // other streams named are swapped, as the library does once its markers show their users.
+  model_->set_stream_follower([](std::uint64_t, std::uint64_t) { return true; });
   next_event_ = 0;
   host_ = 0;
   discard_stream_free_ = 0;

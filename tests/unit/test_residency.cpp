@@ -1422,6 +1422,93 @@ TEST_CASE("with swapping, an eviction refused keeps what it knew of a block's ot
   CHECK_FALSE(holds_block(retried.swap_out, kBase));
 }
 
+namespace {
+// A follower that can follow a stream's operations up to `up_to` (a marker recorded after them),
+// and records what it was asked.
+struct Follower {
+  std::uint64_t up_to = UINT64_MAX;
+  std::vector<LaunchEviction::StreamOperation> asked;
+  void attach(LaunchOrderedResidency& model) {
+    model.set_stream_follower([this](std::uint64_t stream, std::uint64_t operation) {
+      asked.push_back({stream, operation});
+      return operation <= up_to;
+    });
+  }
+};
+}  // namespace
+
+TEST_CASE("with a stream follower, a block named in two streams is swapped after its users in the other") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  Follower follower;
+  follower.attach(model);
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(in_stream(kSecond, launch_naming(kBase, 2 * kMiB)));  // operation 1
+  model.before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));  // 0..2 in both streams
+  const LaunchEviction out =
+      model.before_launch(in_stream(kFirst, launch_naming(kBase + 12 * kMiB, 2 * kMiB)));
+  CHECK(holds_block(out.swap_out, kBase));
+  CHECK_FALSE(holds_block(out.evict, kBase));
+  CHECK(out.after_other_streams == std::vector<LaunchEviction::StreamOperation>{{kSecond, 1}});
+  CHECK(model.stats().swapped_after_other_streams_bytes == 2 * kMiB);
+  CHECK(model.stats().swap_skipped_other_stream_bytes == 0);
+  // Blocks the first stream alone named need no other stream followed.
+  CHECK(holds_block(out.swap_out, kBase + 2 * kMiB));
+  CHECK(follower.asked == std::vector<LaunchEviction::StreamOperation>{{kSecond, 1}});
+}
+
+TEST_CASE("with a stream follower that cannot follow, a block named in two streams is written back") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  Follower follower;
+  follower.up_to = 0;  // no marker recorded in the other stream yet
+  follower.attach(model);
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(in_stream(kSecond, launch_naming(kBase, 2 * kMiB)));
+  model.before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));
+  const LaunchEviction out =
+      model.before_launch(in_stream(kFirst, launch_naming(kBase + 12 * kMiB, 2 * kMiB)));
+  CHECK(holds_block(out.evict, kBase));
+  CHECK_FALSE(holds_block(out.swap_out, kBase));
+  CHECK(out.after_other_streams.empty());
+  CHECK(model.stats().swap_skipped_other_stream_bytes == 2 * kMiB);
+}
+
+TEST_CASE("with a stream follower, a swap follows users a driver's move before it did not") {
+  const MovedOutBySecond setup =
+      moved_out_by_second_stream();  // 0..4 out, the first stream's readers unknown
+  LaunchOrderedResidency& model = *setup.model;
+  Follower follower;
+  follower.attach(model);
+  // Named in the second stream alone since: swapped after the first stream's operation 1, which
+  // named it last there.
+  model.before_launch(in_stream(kSecond, launch_naming(kBase, 2 * kMiB)));
+  const LaunchEviction room =
+      model.before_launch(in_stream(kSecond, launch_naming(kBase + 20 * kMiB, 14 * kMiB)));
+  CHECK(holds_block(room.swap_out, kBase));
+  CHECK(room.after_other_streams == std::vector<LaunchEviction::StreamOperation>{{kFirst, 1}});
+}
+
+TEST_CASE(
+    "with a stream follower, a block named in more streams than it keeps is never swapped until handed out") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  Follower follower;
+  follower.attach(model);
+  model.on_range_allocated(kBase, 64 * kMiB);
+  for (std::uint64_t stream : {0x7000u, 0x7100u, 0x7200u, 0x7300u})
+    model.before_launch(in_stream(stream, launch_naming(kBase, 2 * kMiB)));
+  model.before_launch(in_stream(kFirst, launch_naming(kBase, 12 * kMiB)));  // five streams named 0..2
+  const LaunchEviction out =
+      model.before_launch(in_stream(kFirst, launch_naming(kBase + 12 * kMiB, 2 * kMiB)));
+  CHECK(holds_block(out.evict, kBase));
+  CHECK_FALSE(holds_block(out.swap_out, kBase));
+  // Handed out whole again (its users in other streams have run): it starts over.
+  model.on_buffer_handed_out(kBase, 2 * kMiB);
+  model.before_launch(in_stream(kFirst, launch_naming(kBase, 2 * kMiB)));
+  const LaunchEviction again =
+      model.before_launch(in_stream(kFirst, launch_naming(kBase + 20 * kMiB, 14 * kMiB)));
+  CHECK(holds_block(again.swap_out, kBase));
+  CHECK(again.after_other_streams.empty());
+}
+
 TEST_CASE("with swapping, a refusal told late leaves a block moved out again since as that move left it") {
   const MovedOutBySecond setup = moved_out_by_second_stream();
   LaunchOrderedResidency& model = *setup.model;

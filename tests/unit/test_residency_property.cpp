@@ -4,11 +4,12 @@
 // order the library issues them (discards, evictions and swaps, placements and copies back,
 // fetches, copies back ahead, the host's copies back), then lets the operation write what it
 // names. The programs mix a repeated loop (so the model learns it and copies back ahead) with
-// random operations, pointer tables, operations that may reach memory they do not name, stream
-// captures, another device's operations, the allocator's buffers coming and going, frees, a store
-// that refuses swaps, swapping stopped, and moves the library could not enqueue. Some operations
-// run late, as another thread's does when the driver enqueues it only after later decisions (their
-// moves come first in the stream): the model is told so (set_enqueued_below) until it runs.
+// random operations in two streams (blocks named in both swapped where a follower allows),
+// pointer tables, operations that may reach memory they do not name, stream captures, another device's
+// operations, the allocator's buffers coming and going, frees, a store that refuses swaps, swapping stopped,
+// and moves the library could not enqueue. Some operations run late, as another thread's does when the driver
+// enqueues it only after later decisions (their moves come first in the stream): the model is told so
+// (set_enqueued_below) until it runs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -235,6 +236,11 @@ struct RandomRun {
     const std::uint64_t limit = std::max<std::uint64_t>(8 * kMiB, footprint / (2 + program.below(3)));
     model = std::make_unique<LaunchOrderedResidency>(limit, std::max<std::uint64_t>(2 * kMiB, limit / 8),
                                                      random_options(program));
+    // Blocks both streams named are swapped too where a follower says the other stream's users can
+    // be waited for, as the library's markers do (not always).
+    if (program.chance(50)) {
+      model->set_stream_follower([this](std::uint64_t, std::uint64_t) { return program.chance(80); });
+    }
     for (auto [address, bytes] : program.ranges) {
       model->on_range_allocated(address, bytes);
       checker.allocate(address, bytes);

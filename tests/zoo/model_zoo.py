@@ -76,6 +76,13 @@ def workloads(sweep: str, steps: int = 6) -> dict[str, list[str]]:
                         "--steps", str(steps), "--warmup-steps", "1"],
         "gpt2": [PY, str(ROOT / "examples/pytorch/train_gpt2.py"), "--preset", "gpt2-124m", "--batch", "8",
                  "--steps", str(steps), "--warmup-steps", "1"],
+        # The benchmark suite's other shapes (bench/suite_gpu.sh), for the simulator's suite points.
+        "gpt2-350m": [PY, str(ROOT / "examples/pytorch/train_gpt2.py"), "--preset", "gpt2-350m", "--batch", "8",
+                      "--steps", str(steps), "--warmup-steps", "1"],
+        "bert-base": [PY, str(ROOT / "examples/pytorch/train_bert.py"), "--preset", "bert-base", "--batch", "32",
+                      "--steps", str(steps), "--warmup-steps", "1"],
+        "resnet50": [PY, str(ROOT / "examples/pytorch/train_resnet.py"), "--model", "resnet50", "--batch", "64",
+                     "--steps", str(steps), "--warmup-steps", "1"],
         "cupy": [PY, str(ROOT / "examples/zoo/cupy_loop.py"), "--arrays", "16", "--mib", "256", "--steps", str(steps)],
         "jax": [PY, str(ROOT / "examples/zoo/jax_loop.py"), "--steps", str(steps)],
         "cuda-sweep": [sweep, "--arrays", "16", "--mib", "256", "--steps", str(steps)],

@@ -13,8 +13,10 @@
 // the caller across decision and issue.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -34,6 +36,15 @@ struct LaunchEviction {
   std::uint64_t wait_for_eviction = 0;
   // Then move these to the host (in order after all the stream's earlier work).
   std::vector<AddressRange> evict;
+  // A stream's operations up to and including `operation` (launches_decided numbering).
+  struct StreamOperation {
+    std::uint64_t stream = 0, operation = 0;
+    bool operator==(const StreamOperation&) const = default;
+  };
+  // With swapping, where victims were named in other streams than this one (see
+  // LaunchOrderedResidency::set_stream_follower): the eviction starts after these operations of
+  // those streams too, each stream's latest that named one of the victims there.
+  std::vector<StreamOperation> after_other_streams;
   // Wait for that eviction too before the launch; otherwise it runs alongside, and a later launch
   // waits for it (wait_for_eviction) once its room is needed.
   bool wait_for_evict = false;
@@ -155,6 +166,9 @@ struct LaunchOrderedStats {
   // Victims not swapped because another stream named them (a discard could run under its kernels),
   // or a pointer table holds them (a kernel may use them unnamed).
   std::uint64_t swap_skipped_other_stream_bytes = 0;
+  // Victims swapped though other streams than the eviction's had named them: the swap was ordered
+  // after those streams' users (LaunchEviction::after_other_streams).
+  std::uint64_t swapped_after_other_streams_bytes = 0;
   // Resident blocks passed over as victims because an operation naming them was decided and not
   // enqueued yet (another thread's, inside its driver call), and swaps not decided because such an
   // operation may reach memory it does not name.
@@ -277,6 +291,16 @@ class LaunchOrderedResidency {
   // The eviction decided could not be enqueued: its blocks stay resident.
   void eviction_failed(const LaunchEviction& decision);
 
+  // Lets swaps take blocks other streams named (a library's side streams: cuDNN's FFT convolutions
+  // read weights on streams of their own), ordered after those streams' users: `can_follow(stream,
+  // operation)` says whether a move can be ordered after that stream's operations up to and
+  // including `operation` (the library: a progress marker recorded there since). Asked while a
+  // decision is made; unset, such blocks are moved by the driver, which may fault them back in
+  // under a kernel still using them but never drops them from under it.
+  void set_stream_follower(std::function<bool(std::uint64_t stream, std::uint64_t operation)> can_follow) {
+    can_follow_ = std::move(can_follow);
+  }
+
   // Whether any of `pointers` lies in a range this model holds.
   bool holds_any(const std::uint64_t* pointers, std::size_t count) const;
   // An operation of another device names [pointers[i], pointers[i] + extents[i]) (extent 0: to the
@@ -331,6 +355,11 @@ class LaunchOrderedResidency {
     // have run), a naming in another stream than theirs counts as one in two streams.
     enum class Unfollowed : std::uint8_t { none, one_stream, any } unfollowed = Unfollowed::none;
     std::uint64_t unfollowed_stream = 0;
+    // Namings in streams other than named_stream since the block was last handed out whole, the
+    // latest per stream (for a swap to follow them), up to three streams; past that,
+    // `others_lost`, and a swap follows none of them.
+    std::array<LaunchEviction::StreamOperation, 3> others{};
+    bool others_lost = false;
     // Its address reached the GPU in a pointer table (before_copy's `referenced`) since it was last
     // handed out: a kernel may read or write it unnamed.
     bool indirect = false;
@@ -363,6 +392,12 @@ class LaunchOrderedResidency {
   void for_each_part(const std::vector<AddressRange>& ranges, Each&& each);
   // The swapped blocks among `blocks` hold their contents on the GPU after all (not copied out).
   void unmark_swapped(const std::vector<AddressRange>& blocks);
+  // The block is named in `stream`: its naming in another stream so far joins `others`.
+  static void note_other_streams(Block& block, std::uint64_t stream);
+  // Whether a swap in `stream` can follow every user of the block in other streams, listed into
+  // `users` (each stream's latest naming).
+  bool follow_other_streams(const Block& block, std::uint64_t stream,
+                            std::vector<LaunchEviction::StreamOperation>& users) const;
   // Counts named_ as resident and decides what must be evicted before them, in `stream`.
   LaunchEviction decide(std::uint64_t new_bytes, std::uint64_t now, std::uint64_t stream, bool may_evict);
   // What an eviction frees: the batch, or less where the live ranges exceed the limit by less.
@@ -418,6 +453,7 @@ class LaunchOrderedResidency {
 
   std::uint64_t limit_, batch_;
   LaunchOrderedOptions options_;
+  std::function<bool(std::uint64_t, std::uint64_t)> can_follow_;  // see set_stream_follower
   std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
   std::list<LruEntry> lru_;                // resident parts, least recently named first
   LoopPeriod loop_by_address_, loop_by_shape_;

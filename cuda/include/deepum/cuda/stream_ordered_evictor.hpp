@@ -6,8 +6,8 @@
 // (so after every earlier launch there, the users of the victims included), and the launch's
 // stream waits for its end before the launch that needs the room: the GPU cannot fault in past
 // the limit, however late CUPTI's records come. Streams being captured into a graph are left
-// alone (an event would become a graph node). Victims used by other streams may be faulted back:
-// correct, only slower.
+// alone (an event would become a graph node). Victims used by other streams may be faulted back
+// by the driver: correct, only slower.
 //
 // Discarding: blocks PyTorch's allocator holds in its cache (dead until handed out again) are
 // dropped instead of written back when they are chosen as victims, on a third stream, after the
@@ -22,7 +22,10 @@
 //
 // Swapping (stream_ordered_swap): live victims are copied into pinned host memory of deepum's
 // (HostSwapStore) and then dropped on the GPU, by the eviction thread where there is one; a launch
-// naming one has it placed and copied back on the discard stream, ordered like a placement. An operation that
+// naming one has it placed and copied back on the discard stream, ordered like a placement. A
+// victim other streams named too is swapped only where each of them has a progress marker after
+// its users there (kept for streams that launch in bursts, such as cuDNN's side streams), and the
+// swap waits for those markers; else the driver moves it. An operation that
 // may reach memory it does not name first has every swapped block copied back by the host.
 //
 // With an eviction thread (stream_ordered_eviction_thread), every eviction is issued there
@@ -358,11 +361,12 @@ class StreamOrderedEvictor {
   // A ring for `stream` (an id) before launch `launch`: a new one, or past kMarkerStreams that of
   // a stream idle for a while; nullptr: none, or the driver refused its events.
   MarkerRing* new_marker_ring(std::uint64_t stream, std::uint64_t launch);
-  // Every kMarkerInterval-th launch in `stream`: a marker before launch `launch` (no-op otherwise),
-  // on the thread that launches it.
+  // Every kMarkerInterval-th launch in `stream`, and the first after kMarkerInterval operations
+  // elsewhere: a marker before launch `launch` (no-op otherwise), on the thread that launches it.
   void mark_progress(CUstream stream, std::uint64_t launch);
   // The earliest marker in `stream` recorded after launch `launch` was enqueued; nullptr: none.
   CUevent marker_after(CUstream stream, std::uint64_t launch) const;
+  CUevent marker_after_id(std::uint64_t stream_id, std::uint64_t launch) const;  // by core::stream_id
   CUevent take_event();                // nullptr: kMaxEvents in flight, or the driver refused one
   CUevent take_event_or_count_busy();  // the same, a nullptr counted in skipped_busy()
   // Moves finished evictions to finished_ and their events back to the pool; under mutex_.
