@@ -468,10 +468,10 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
       const bool droppable = options_.discard_dead && block.dead && block.dead_stream == stream;
       if (dead_only && !droppable) continue;
       const std::uint64_t part_bytes = part(*range, index).bytes;
-      // Swapped: a whole block (the GPU copy is dropped by whole pages) whose users all ran in
-      // this stream (the copy and the drop follow them; a kernel of another stream could still
-      // be using it), while the store has room.
-      // Named in other streams too: swapped only after their users there.
+      // Swapped: a whole block (the GPU copy is dropped by whole pages), while the store has
+      // room, whose users the copy and the drop follow: those in this stream, and those in other
+      // streams where the follower can order the swap after them (a kernel there could still be
+      // using it).
       bool swap = false;
       if (!droppable && options_.swap && !unnamed_now_ && part_bytes == kBlockBytes) {
         const bool other_streams = block.other_streams || block.named_stream != stream;

@@ -43,7 +43,6 @@ void OrderedPolicy::begin(Executor& executor) {
   next_event_ = 0;
   host_ = 0;
   discard_stream_free_ = 0;
-  copies_end_ = 0;
   eviction_thread_free_ = 0;
   thread_in_calls_ns_ = 0;
   eviction_done_.assign(1, 0);
@@ -188,7 +187,6 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
       // dropped the one before.
       const Nanoseconds begins = std::max({host_, after_placement, eviction_thread_free_});
       const Nanoseconds copied = executor.write_back(blocks, begins, m.copy_d2h_gb_per_s, true);
-      copies_end_ = std::max(copies_end_, copied);
       // Then it waits for the copies and drops the blocks, nothing else of its running: the
       // eviction's event comes after the drop (1.6 GB took 6 ms on an H200, GPT-2 124M's logits'
       // room).
@@ -236,7 +234,6 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
       host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.restore) / kBlock);
       done = std::max(
           done, executor.bring_in(blocks_of(d.restore), std::max(placed, host_), m.copy_h2d_gb_per_s, true));
-      copies_end_ = std::max(copies_end_, done);
     }
     discard_stream_free_ = done;  // the copies back run on the discard stream too
     set_done(placement_done_, d.placement_number, done);
@@ -252,7 +249,6 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     const Nanoseconds done =
         executor.bring_in(blocks_of(d.restore_ahead), std::max(placed, host_), m.copy_h2d_gb_per_s, true);
     discard_stream_free_ = std::max(discard_stream_free_, done);
-    copies_end_ = std::max(copies_end_, done);
     set_done(placement_done_, d.ahead_placement_number, done);
   }
   if (!d.fetch.empty()) {
@@ -271,9 +267,10 @@ Nanoseconds OrderedPolicy::occupy_discard_stream(const MachineModel& m, Nanoseco
                                                  Nanoseconds duration) {
   // The driver drops or places memory in the calling thread when the stream has nothing to wait
   // for (um_move_probe: enqueue time = done time on an idle stream). Behind earlier work the call
-  // returns at once, unless the machine holds it until it has run, after the store's copies.
-  Nanoseconds begins = std::max(host_, earliest);
-  if (m.place_holds_thread) begins = std::max(begins, copies_end_);
+  // returns at once, unless the machine holds it until it has run. Not until the eviction thread's
+  // copies out end as well: through the staging buffers, their copies of managed memory are short
+  // copies within the GPU.
+  const Nanoseconds begins = std::max(host_, earliest);
   if (begins == host_ || m.place_holds_thread) {
     thread_in_calls_ns_ += begins + duration - host_;
     host_ = begins + duration;

@@ -167,7 +167,7 @@ TEST_CASE("the program's thread held by a swap delays the launches behind it") {
   CHECK(held_thread.stats.total_ns > free_thread.stats.total_ns);
 }
 
-TEST_CASE("a placement held until the store's copies end delays the launches behind it") {
+TEST_CASE("a placement held until it has run behind its stream's copies back delays the launches behind it") {
   const Workload w = training_loop(4, true).finish();
   MachineModel machine = MachineModel::h200();
   machine.copy_h2d_gb_per_s = machine.copy_d2h_gb_per_s = 0.5;  // 16 ms per tensor: longer than a kernel

@@ -50,8 +50,8 @@ struct MachineModel {
   // it drops the victims only once their copies out have ended, so that is after them.
   bool swap_room_waits_for_copies = false;
   // Whether a placement or a drop holds the calling thread until it has run, behind what its
-  // stream holds and deepum's copies to and from the store then running on others (false: only
-  // on an idle stream, where it runs at once; queued behind earlier work it returns at once).
+  // stream holds (false: only on an idle stream, where it runs at once; queued behind earlier
+  // work it returns at once).
   bool place_holds_thread = false;
   // Whether moves to the GPU and to the host run at the same time (false: they take turns): the
   // driver's migrations and copies between managed and pinned memory take turns; deepum's swap

@@ -82,7 +82,6 @@ class OrderedPolicy final : public Policy {
   std::size_t next_event_ = 0;
   Nanoseconds host_ = 0;                    // the program's thread
   Nanoseconds discard_stream_free_ = 0;     // the discard stream has run everything issued to it
-  Nanoseconds copies_end_ = 0;              // deepum's copies to and from the store issued so far end
   Nanoseconds eviction_thread_free_ = 0;    // the eviction thread has dropped every swap so far
   Nanoseconds thread_in_calls_ns_ = 0;      // the program's thread held in placements and drops
   std::vector<Nanoseconds> eviction_done_;  // by eviction_number
