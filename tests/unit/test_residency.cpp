@@ -1473,8 +1473,8 @@ TEST_CASE("with a stream follower that cannot follow, a block named in two strea
 }
 
 TEST_CASE("with a stream follower, a swap follows users a driver's move before it did not") {
-  const MovedOutBySecond setup =
-      moved_out_by_second_stream();  // 0..4 out, the first stream's readers unknown
+  // 0..4 moved out by the driver in the second stream, the first stream's readers not followed.
+  const MovedOutBySecond setup = moved_out_by_second_stream();
   LaunchOrderedResidency& model = *setup.model;
   Follower follower;
   follower.attach(model);

@@ -5,11 +5,11 @@
 // fetches, copies back ahead, the host's copies back), then lets the operation write what it
 // names. The programs mix a repeated loop (so the model learns it and copies back ahead) with
 // random operations in two streams (blocks named in both swapped where a follower allows),
-// pointer tables, operations that may reach memory they do not name, stream captures, another device's
-// operations, the allocator's buffers coming and going, frees, a store that refuses swaps, swapping stopped,
-// and moves the library could not enqueue. Some operations run late, as another thread's does when the driver
-// enqueues it only after later decisions (their moves come first in the stream): the model is told so
-// (set_enqueued_below) until it runs.
+// pointer tables, operations that may reach memory they do not name, stream captures, another
+// device's operations, the allocator's buffers coming and going, frees, a store that refuses
+// swaps, swapping stopped, and moves the library could not enqueue. Some operations run late, as
+// another thread's does when the driver enqueues it only after later decisions (their moves come
+// first in the stream): the model is told so (set_enqueued_below) until it runs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
