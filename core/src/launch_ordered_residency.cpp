@@ -183,21 +183,22 @@ void LaunchOrderedResidency::unfollowed_by_move(Block& block, std::uint64_t stre
 }
 
 void LaunchOrderedResidency::note_other_streams(Block& block, std::uint64_t stream) {
+  // Named in its last stream again, the common case: nothing changes (named_stream is never among
+  // `others`).
+  if (block.named_at == 0 || block.named_stream == stream) return;
   using StreamOperation = LaunchEviction::StreamOperation;
   const auto slot_of = [&block](std::uint64_t s) {
     return std::find_if(block.others.begin(), block.others.end(),
                         [s](const StreamOperation& use) { return use.operation != 0 && use.stream == s; });
   };
-  if (block.named_at != 0 && block.named_stream != stream) {
-    auto slot = slot_of(block.named_stream);
-    if (slot == block.others.end())
-      slot = std::find_if(block.others.begin(), block.others.end(),
-                          [](const StreamOperation& use) { return use.operation == 0; });
-    if (slot == block.others.end()) {
-      block.others_lost = true;
-    } else {
-      *slot = {block.named_stream, block.named_at};
-    }
+  auto slot = slot_of(block.named_stream);
+  if (slot == block.others.end())
+    slot = std::find_if(block.others.begin(), block.others.end(),
+                        [](const StreamOperation& use) { return use.operation == 0; });
+  if (slot == block.others.end()) {
+    block.others_lost = true;
+  } else {
+    *slot = {block.named_stream, block.named_at};
   }
   // Its namings in `stream` are named_at's to cover from now on.
   if (auto own = slot_of(stream); own != block.others.end()) *own = {};
