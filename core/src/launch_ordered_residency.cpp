@@ -436,8 +436,17 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
   return order;
 }
 
+std::uint64_t LaunchOrderedResidency::spare_after(std::uint64_t now) const {
+  const std::uint64_t period = options_.victims_by_next_use ? planning_period() : 0;
+  // Nothing predicted: least recently named, as before. A loop the copies back ahead see whole:
+  // whatever the spare room takes comes back ahead of its use, and the room lets them start.
+  if (period == 0 || period <= options_.ahead_operations) return 0;
+  return now + period / 2;
+}
+
 void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream,
-                                            LaunchEviction& decision) {
+                                            LaunchEviction& decision, std::uint64_t needed,
+                                            std::uint64_t spare_after) {
   std::vector<LruEntry> dead, live, swapped;
   std::uint64_t covered = 0;
   std::size_t unpredicted = 0;
@@ -468,6 +477,13 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
       // allocator took them back on, which the eviction follows.
       const bool droppable = options_.discard_dead && block.dead && block.dead_stream == stream;
       if (dead_only && !droppable) continue;
+      if (!droppable && covered >= needed && spare_after != 0) {
+        const std::uint64_t next = predicted_next_use(block, now, planning_period());
+        if (next != 0 && next <= spare_after) {
+          ++stats_.spare_victims_skipped_blocks;
+          continue;
+        }
+      }
       const std::uint64_t part_bytes = part(*range, index).bytes;
       // Swapped: a whole block (the GPU copy is dropped by whole pages), while the store has
       // room, whose users the copy and the drop follow: those in this stream, and those in other
@@ -675,8 +691,9 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
   // Room kept ahead of the launches: a batch per eviction allowed in flight.
   const std::uint64_t ahead = std::min<std::uint64_t>(limit_, batch * std::max(options_.evictions_ahead, 1U));
   if (may_evict && projected > limit_) {
-    // Still over: evict a batch below the limit, and the launch waits for it.
-    choose_victims(projected - (limit_ - batch), now, stream, decision);
+    // Still over: evict a batch below the limit, and the launch waits for it. Its spare room, past
+    // what the launch needs, only from parts not needed soon.
+    choose_victims(projected - (limit_ - batch), now, stream, decision, projected - limit_, spare_after(now));
     // Nothing to evict (the launch names every resident block): nothing to wait for.
     decision.wait_for_evict = !decision.evict.empty() || !decision.swap_out.empty();
     if (decision.wait_for_evict) {

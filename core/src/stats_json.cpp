@@ -157,6 +157,7 @@ json moves_json(const LaunchOrderedStats& m) {
           {"swap_skipped_other_stream_bytes", m.swap_skipped_other_stream_bytes},
           {"swapped_after_other_streams_bytes", m.swapped_after_other_streams_bytes},
           {"victims_unenqueued_blocks", m.victims_unenqueued_blocks},
+          {"spare_victims_skipped_blocks", m.spare_victims_skipped_blocks},
           {"swaps_held_by_unenqueued", m.swaps_held_by_unenqueued},
           {"restored_ahead_bytes", m.restored_ahead_bytes},
           {"other_device_uses", m.other_device_uses},

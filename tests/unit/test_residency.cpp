@@ -664,6 +664,45 @@ TEST_CASE("a training-like step: victims by next use move less than least recent
           " MiB");
 }
 
+TEST_CASE("a waited eviction's spare room takes no block the loop names within half a period") {
+  // Forward over eight weights, then an output of three tensors' size at once (a model's logits),
+  // then backward over the weights in reverse, under a limit of eight tensors and a batch of one.
+  // The output's room is needed now: with a tensor's room made ahead, two weights go, the furthest
+  // named (the first layers'). The batch's tensor of spare room would be a weight the backward
+  // pass names a few operations later, which would only come back: none is taken.
+  constexpr std::uint64_t kLayers = 8, kSteps = 8;
+  LaunchOrderedResidency model(kLayers * kTensor, kTensor,
+                               {.prefetch = true, .victims_by_next_use = true, .ahead_operations = 1});
+  const auto weight = [](std::uint64_t layer) { return kBase + layer * kTensor; };
+  const std::uint64_t output = weight(kLayers);
+  model.on_range_allocated(kBase, kLayers * kTensor);
+  model.on_range_allocated(output, 3 * kTensor);
+  std::vector<KernelLaunch> step_ops;
+  for (std::uint64_t l = 0; l < kLayers; ++l) step_ops.push_back(launch_naming(weight(l), kTensor));
+  step_ops.push_back(launch_naming(output, 3 * kTensor));
+  for (std::uint64_t l = kLayers; l-- > 0;) step_ops.push_back(launch_naming(weight(l), kTensor));
+  InOrderGpu gpu;
+  std::uint64_t evicted_late = 0;
+  for (std::uint64_t step = 0; step < kSteps; ++step) {
+    for (std::size_t i = 0; i < step_ops.size(); ++i) {
+      const LaunchEviction decision = model.before_launch(step_ops[i]);
+      if (step >= 3) evicted_late += total_bytes(decision.evict);
+      if (step >= 3 && i == kLayers) {
+        CHECK(decision.wait_for_evict);
+        CHECK(total_bytes(decision.evict) == 2 * kTensor);
+        for (const AddressRange& victim : decision.evict) CHECK(victim.address + victim.bytes <= weight(3));
+      }
+      gpu.run(decision, step_ops[i]);
+      CHECK(gpu.resident.size() * kBlockBytes <= kLayers * kTensor);
+    }
+  }
+  CHECK(model.stats().loop_period == step_ops.size());
+  CHECK(model.stats().spare_victims_skipped_blocks > 0);
+  // The output's three tensors of room and, to make room again, the output's and two weights'
+  // blocks each step: seven tensors (eight with a spare weight taken).
+  CHECK(evicted_late <= (kSteps - 3) * 7 * kTensor);
+}
+
 namespace {
 // A step of kStepOps operations, each a kernel of its own shape naming half of one of 16 tensors
 // (operation i names tensor i % 16, at tensor_at(step, i % 16)), under a limit of half the tensors:

@@ -173,6 +173,10 @@ struct LaunchOrderedStats {
   // enqueued yet (another thread's, inside its driver call), and swaps not decided because such an
   // operation may reach memory it does not name.
   std::uint64_t victims_unenqueued_blocks = 0, swaps_held_by_unenqueued = 0;
+  // Blocks passed over as a waited eviction's spare room (what it frees beyond the launch's need,
+  // so that evictions come once per batch): predicted to be named within half a loop, they would
+  // come back before that room is used. Counted at each choice.
+  std::uint64_t spare_victims_skipped_blocks = 0;
   // The loop's period in operations as last learned from repeated addresses (0: none); the period
   // of repeated shapes (a PyTorch step, whose activations move); the one planning used last (0:
   // none); and victims' bytes chosen by predicted next use and by least recent naming.
@@ -417,7 +421,13 @@ class LaunchOrderedResidency {
   // Resident parts not named by launch `now`, covering `bytes`: dead ones freed on `stream` first
   // (into `discard`), then the least recently named (into `evict`); merged into address ranges
   // within one allocation each.
-  void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
+  // Past `needed` bytes (dead blocks aside), only parts not predicted to be named by operation
+  // `spare_after` are taken.
+  void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision,
+                      std::uint64_t needed = UINT64_MAX, std::uint64_t spare_after = 0);
+  // Parts predicted to be named by this operation are no waited eviction's spare room: half a loop
+  // on, where the loop is longer than the copies back's lookahead (0: any part may be).
+  std::uint64_t spare_after(std::uint64_t now) const;
   // The operation after `now` expected to name the block, one loop `period` after a naming of it
   // (0: none expected: no period learned, or the block missed its predicted naming).
   static std::uint64_t predicted_next_use(const Block& block, std::uint64_t now, std::uint64_t period);
