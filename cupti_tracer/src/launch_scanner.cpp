@@ -217,7 +217,9 @@ const ParamLayout* LayoutCache::put(std::unique_ptr<ParamLayout> layout) {
 const ParamLayout* LayoutCache::publish(std::unique_ptr<ParamLayout> fresh, bool& published, bool replace) {
   const std::uint64_t function = fresh->function;
   std::lock_guard lock(mutex_);
-  owned_.reserve(owned_.size() + 1);  // so the push_back below cannot throw after we commit
+  // So the push_back below cannot throw after we commit; doubled, not grown by one, so that
+  // publishing n layouts moves O(n) pointers, not O(n^2) (layouts are never freed).
+  if (owned_.size() == owned_.capacity()) owned_.reserve(std::max<std::size_t>(64, 2 * owned_.capacity()));
 
   Slot* slot = nullptr;
   std::size_t index = home(function);

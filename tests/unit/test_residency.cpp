@@ -698,8 +698,9 @@ TEST_CASE("a waited eviction's spare room takes no block the loop names within h
   }
   CHECK(model.stats().loop_period == step_ops.size());
   CHECK(model.stats().spare_victims_skipped_blocks > 0);
-  // The output's three tensors of room and, to make room again, the output's and two weights'
-  // blocks each step: seven tensors (eight with a spare weight taken).
+  // Each step three weights make the output's room (one ahead, two waited for), then the output's
+  // three tensors and one weight go as the weights come back: seven tensors (eight with a spare
+  // weight taken).
   CHECK(evicted_late <= (kSteps - 3) * 7 * kTensor);
 }
 
