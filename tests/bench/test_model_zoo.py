@@ -81,6 +81,13 @@ class ZooSteps(unittest.TestCase):
         self.assertEqual(done.returncode, 2)
         self.assertIn("--steps must be at least 2", done.stderr)
 
+    def test_an_unknown_workload_is_refused_by_name(self) -> None:
+        done = subprocess.run([sys.executable, str(ZOO), "--lib", "x.so", "--sweep", "sweep", "--out", "out",
+                               "--only", "gpt2", "sweep"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("no workload named sweep", done.stderr)
+        self.assertIn("cuda-sweep", done.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

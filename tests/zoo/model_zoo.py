@@ -295,6 +295,10 @@ def main() -> int:
     args = p.parse_args()
     if args.steps < 2:
         p.error(f"--steps must be at least 2 (the median leaves the first step out), got {args.steps}")
+    known = workloads(args.sweep, args.steps)
+    unknown = [name for name in args.only or [] if name not in known]
+    if unknown:
+        p.error(f"--only: no workload named {', '.join(unknown)} (the workloads: {', '.join(known)})")
     rows = zoo(args)
     out = Path(args.out)
     (out / "zoo.json").write_text(json.dumps(rows, indent=2) + "\n")
