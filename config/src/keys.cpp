@@ -45,8 +45,9 @@ constexpr std::array kKeys{
             field<&Config::swap_store_limit>(), std::nullopt, "automatic"},
     KeySpec{"evictions_ahead", "1",
             "Evictions alongside the program at most in flight at once. Another starts once the room left "
-            "under resident_limit (theirs counted free) is under this many batches, so the next eviction "
-            "is queued before a launch needs its room; a batch is eviction_headroom, at most an eighth of "
+            "under resident_limit (theirs counted free) is under this many batches, or when copies back "
+            "ahead take the room of one in flight, so the next eviction is queued before a launch needs "
+            "its room; a batch is eviction_headroom, at most an eighth of "
             "the limit.",
             field<&Config::evictions_ahead>(), IntegerRange{1, 4}},
     KeySpec{"learn_loop", "true",

@@ -401,6 +401,8 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
   for (const LruEntry& entry : lru_) {
     const Block& block = entry.first->blocks[entry.second];
     if (block.named_at == now) continue;  // the operation about to run needs it
+    // Copied back ahead by this decision: its copy back is issued after the decision's eviction.
+    if (block.placed_by > placements_before_decision_) continue;
     if (block.named_at >= enqueued_below_) {
       ++stats_.victims_unenqueued_blocks;  // a move now would land before that operation
       continue;
@@ -671,6 +673,7 @@ std::uint64_t LaunchOrderedResidency::eviction_batch() const {
 LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint64_t now,
                                               std::uint64_t stream, bool may_evict) {
   ++stats_.launches;
+  placements_before_decision_ = placements_decided_;
   LaunchEviction decision;
   decision.after_placement = named_after_placement_;
   decision.after_drop = named_after_drop_;
@@ -700,27 +703,49 @@ LaunchEviction LaunchOrderedResidency::decide(std::uint64_t new_bytes, std::uint
       ++stats_.waited_evictions;
       room_freed_by_ = std::max(room_freed_by_, decision.eviction_number);
     }
-  } else if (may_evict && range_bytes_ > limit_ && pending_.size() < std::max(options_.evictions_ahead, 1U) &&
-             resident_bytes_ + new_bytes > limit_ - ahead && upcoming_needs_room(now)) {
-    // Within `ahead` of the limit (what is in flight counted free): evict a batch alongside the
-    // program, waited for only when the room is needed (discards are always waited for: they free
-    // their room at once).
-    choose_victims(batch, now, stream, decision);
-    if (!decision.evict.empty() || !decision.swap_out.empty()) {
-      pending_.push_back(
-          {decision.eviction_number, total_bytes(decision.evict) + total_bytes(decision.swap_out)});
-      pending_bytes_ += pending_.back().bytes;
-    }
+  } else if (may_evict && wants_eviction_ahead(resident_bytes_ + new_bytes, now, ahead)) {
+    evict_ahead(batch, now, stream, decision);
   }
   stats_.evicted_bytes += before - resident_bytes_;
   if (resident_bytes_ != before) ++stats_.evictions;
   if ((options_.prefetch || options_.place_fresh || swapped_bytes_ != 0) && may_evict) plan_fetch(decision);
   for (auto [range, index] : named_) make_resident(*range, index);
   remember_named(now);
-  if (may_evict) plan_ahead(decision, now);
+  if (may_evict) {
+    plan_ahead(decision, now);
+    // The copies back ahead may have taken the room of the eviction in flight: the next one is
+    // decided now, not at the next launch, so that the eviction thread has it before it has
+    // dropped the one before. Decided later, it came after the program's wait for that room, and
+    // the link to the host stood idle meanwhile (a quarter of each array's turn in the CUDA sweep).
+    const std::uint64_t held = resident_bytes_;
+    if (decision.eviction_number == 0 && !decision.restore_ahead.empty() &&
+        wants_eviction_ahead(held, now, ahead)) {
+      evict_ahead(batch, now, stream, decision);
+      stats_.evicted_bytes += held - resident_bytes_;
+      if (resident_bytes_ != held) ++stats_.evictions;
+    }
+  }
   if (resident_bytes_ > limit_) ++stats_.launches_over_limit;
   stats_.peak_bytes = std::max(stats_.peak_bytes, resident_bytes_ + pending_bytes_);
   return decision;
+}
+
+bool LaunchOrderedResidency::wants_eviction_ahead(std::uint64_t held, std::uint64_t now,
+                                                  std::uint64_t ahead) const {
+  // Within `ahead` of the limit (what is in flight counted free), with room for one more in flight.
+  return range_bytes_ > limit_ && pending_.size() < std::max(options_.evictions_ahead, 1U) &&
+         held > limit_ - ahead && upcoming_needs_room(now);
+}
+
+void LaunchOrderedResidency::evict_ahead(std::uint64_t batch, std::uint64_t now, std::uint64_t stream,
+                                         LaunchEviction& decision) {
+  // A batch alongside the program, waited for only when the room is needed (discards are always
+  // waited for: they free their room at once).
+  choose_victims(batch, now, stream, decision);
+  if (decision.evict.empty() && decision.swap_out.empty()) return;
+  pending_.push_back(
+      {decision.eviction_number, total_bytes(decision.evict) + total_bytes(decision.swap_out)});
+  pending_bytes_ += pending_.back().bytes;
 }
 
 void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {

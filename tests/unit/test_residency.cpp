@@ -1829,6 +1829,37 @@ TEST_CASE("with swapping and a learned loop, blocks come back ahead of the launc
           restored_at_launch / 6 / kMiB, " MiB");
 }
 
+TEST_CASE("copies back ahead that take the room of the eviction in flight start the next one") {
+  // A loop of sixteen 8 MiB tensors under a 64 MiB limit, one launch each. Once it is learned, a
+  // launch whose copies back ahead take the room of the eviction running alongside the program
+  // decides the next eviction too, so that one is always in flight: decided at the next launch, it
+  // would come after the program's wait for that room. Its victims are never the blocks coming back.
+  constexpr std::uint64_t kTensors = 16, kLimit = 64 * kMiB;
+  LaunchOrderedResidency model(kLimit, kTensor,
+                               {.prefetch = true, .swap = true, .swap_bytes = kTensors * kTensor});
+  for (std::uint64_t t = 0; t < kTensors; ++t) model.on_range_allocated(kBase + t * kTensor, kTensor);
+  std::uint64_t took_room = 0, started_next = 0;
+  for (std::uint64_t pass = 0; pass < 10; ++pass) {
+    for (std::uint64_t t = 0; t < kTensors; ++t) {
+      const std::uint64_t pending_before = model.pending_bytes();
+      const LaunchEviction decision = model.before_launch(launch_naming(kBase + t * kTensor, kTensor));
+      CHECK(model.resident_bytes() + model.pending_bytes() <= kLimit);
+      for (const AddressRange& back : decision.restore_ahead) {
+        for (const AddressRange& out : decision.swap_out)
+          CHECK((out.address + out.bytes <= back.address || back.address + back.bytes <= out.address));
+      }
+      if (pass < 4 || decision.restore_ahead.empty() || pending_before == 0 ||
+          decision.ahead_after_eviction == 0)
+        continue;
+      ++took_room;
+      if (!decision.swap_out.empty() && decision.eviction_number > decision.ahead_after_eviction)
+        ++started_next;
+    }
+  }
+  CHECK(took_room > 0);
+  CHECK(started_next == took_room);
+}
+
 TEST_CASE("with swapping, no operation ever finds the only copy of what it names in the store") {
   // Where each block's contents are, as the decisions move them in order: a loop of twelve 4 MiB
   // tensors on a 16 MiB limit, with a foreach-like launch cut short now and then and tensors

@@ -128,8 +128,9 @@ struct LaunchOrderedOptions {
   // does not see (a pointer kept in device memory, an uncounted 2-D copy) would be lost.
   bool place_fresh = false;
   // Evictions alongside the program at most in flight at once. Another starts once the room left
-  // (theirs counted free) is under this many batches: the room stays that far ahead of the
-  // launches, so the link to the host has the next eviction queued before a launch needs its room.
+  // (theirs counted free) is under this many batches, or when copies back ahead take the room of
+  // one in flight: the room stays that far ahead of the launches, so the link to the host has the
+  // next eviction queued before a launch needs its room.
   std::uint32_t evictions_ahead = 1;
   // Decide LaunchEviction::swap_out/restore/unswap, for live victims up to swap_bytes at once.
   bool swap = false;
@@ -458,6 +459,10 @@ class LaunchOrderedResidency {
   // Decides restore_ahead: the swapped blocks of the operations after `now`, as the same operations
   // one period earlier named them, in order, while they fit in the room free under the limit.
   void plan_ahead(LaunchEviction& decision, std::uint64_t now);
+  // Whether a batch should start out alongside the program, `held` bytes resident.
+  bool wants_eviction_ahead(std::uint64_t held, std::uint64_t now, std::uint64_t ahead) const;
+  // Chooses a batch of victims into `decision` and counts it pending.
+  void evict_ahead(std::uint64_t batch, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
   // Whether eviction `number` runs alongside the program, not waited for yet.
   bool pending(std::uint64_t number) const;
 
@@ -499,13 +504,14 @@ class LaunchOrderedResidency {
   std::deque<PendingEviction> pending_;
   std::uint64_t pending_bytes_ = 0;
   std::uint64_t launch_seq_ = 0;
-  std::uint64_t fresh_epoch_ = 1;            // blocks start at 0: not fresh
-  std::uint64_t evictions_decided_ = 0;      // LaunchEviction::eviction_number of the latest
-  std::uint64_t placements_decided_ = 0;     // LaunchEviction::placement_number of the latest
-  std::uint64_t named_after_placement_ = 0;  // scratch: the latest placed_by among named_
-  std::uint64_t named_after_drop_ = 0;       // scratch: see LaunchEviction::after_drop
-  std::uint64_t swapped_bytes_ = 0;          // blocks whose contents are in the store
-  std::vector<AddressRange> released_;       // see take_released
+  std::uint64_t fresh_epoch_ = 1;                 // blocks start at 0: not fresh
+  std::uint64_t evictions_decided_ = 0;           // LaunchEviction::eviction_number of the latest
+  std::uint64_t placements_decided_ = 0;          // LaunchEviction::placement_number of the latest
+  std::uint64_t placements_before_decision_ = 0;  // placements_decided_ as the current decision began
+  std::uint64_t named_after_placement_ = 0;       // scratch: the latest placed_by among named_
+  std::uint64_t named_after_drop_ = 0;            // scratch: see LaunchEviction::after_drop
+  std::uint64_t swapped_bytes_ = 0;               // blocks whose contents are in the store
+  std::vector<AddressRange> released_;            // see take_released
   // The operation being decided may reach memory it does not name: its victims are not swapped.
   bool unnamed_now_ = false;
   // The latest such operation in each stream: a later swap there starts after it, whatever its
