@@ -47,8 +47,7 @@ constexpr std::array kKeys{
             "Evictions alongside the program at most in flight at once. Another starts once the room left "
             "under resident_limit (theirs counted free) is under this many batches, or when copies back "
             "ahead take the room of one in flight, so the next eviction is queued before a launch needs "
-            "its room; a batch is eviction_headroom, at most an eighth of "
-            "the limit.",
+            "its room; a batch is eviction_headroom, at most an eighth of the limit.",
             field<&Config::evictions_ahead>(), IntegerRange{1, 4}},
     KeySpec{"learn_loop", "true",
             "Learn the loop the program repeats from its launches and plan with it: evictions take what "
