@@ -21,6 +21,10 @@ std::uint64_t LoopPeriod::window_hash(std::uint64_t now) const {
 
 void LoopPeriod::observe(std::uint64_t now, std::uint64_t signature) {
   const bool repeats = repeats_at(now, candidate_, signature);
+  if (repeats) {
+    ++streak_repeats_;
+    if (!repeats_at(now, period_, signature)) ++streak_period_misses_;
+  }
   history_[now % history_.size()] = signature;  // after the check: a distance is below the size
   std::uint64_t previous = 0;
   if (const std::uint64_t window = window_hash(now); window != 0) {
@@ -37,9 +41,10 @@ void LoopPeriod::observe(std::uint64_t now, std::uint64_t signature) {
     if (previous != 0 && now - previous < history_.size()) {
       candidate_ = now - previous;
       streak_ = std::min(kWindow, candidate_);
+      streak_repeats_ = streak_period_misses_ = 0;
     }
   }
-  if (candidate_ != 0 && streak_ >= std::min(candidate_, kConfirm)) period_ = candidate_;
+  if (candidate_ != 0 && streak_ >= std::min(candidate_, kConfirm) && !adds_little()) period_ = candidate_;
   if (period_ != 0) {
     misses_ = repeats_at(now, period_, signature) ? 0 : misses_ + 1;
     if (misses_ > period_) period_ = 0;
@@ -47,6 +52,13 @@ void LoopPeriod::observe(std::uint64_t now, std::uint64_t signature) {
   // A program that never repeats would grow the map without end: forgotten once it holds a
   // history's worth (a loop is proposed again within a period of the clearing).
   if (last_seen_.size() > history_.size()) last_seen_.clear();
+}
+
+bool LoopPeriod::adds_little() const {
+  // Taken, a longer period holds planning up until a history of its length has filled, and it is
+  // learned anew each time it is lost; the shorter one mispredicts only the odd operations.
+  return period_ != 0 && candidate_ != period_ && candidate_ % period_ == 0 &&
+         streak_period_misses_ * kFewMisses <= streak_repeats_;
 }
 
 namespace {

@@ -85,6 +85,27 @@ TEST_CASE("odd launches keep a learned period; a whole period of them drops it")
   CHECK(loop.period() == 25);
 }
 
+TEST_CASE("an odd launch every other pass keeps the period; a loop of two passes replaces it") {
+  // A step of 300 launches, one of which differs every other step (a logging step): twice the
+  // period repeats every launch, the period all but that one.
+  const std::vector<std::uint64_t> pass = sequence(1, 300);
+  std::vector<std::uint64_t> logged = pass;
+  logged[5] = 7777;
+  LoopPeriod loop;
+  std::uint64_t now = 0;
+  for (int i = 0; i < 3; ++i) now = feed(loop, pass, now);
+  REQUIRE(loop.period() == 300);
+  for (int i = 0; i < 10; ++i) {
+    now = feed(loop, i % 2 == 0 ? logged : pass, now);
+    CHECK(loop.period() == 300);
+  }
+  // Every other step differs in a third of its launches: the loop is two steps long.
+  std::vector<std::uint64_t> other = pass;
+  for (std::size_t i = 100; i < 200; ++i) other[i] = 10000 + i;
+  for (int i = 0; i < 6; ++i) now = feed(loop, i % 2 == 0 ? other : pass, now);
+  CHECK(loop.period() == 600);
+}
+
 TEST_CASE("signatures that never repeat in order give no period") {
   LoopPeriod loop;
   std::mt19937_64 random(7);

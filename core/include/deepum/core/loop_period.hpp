@@ -10,6 +10,9 @@
 // layer the same scratch buffers); it is confirmed once that many operations in a row (at most
 // kConfirm) repeat at that distance. A confirmed period is kept through operations that break the
 // pattern (an input batch at a new address, a logging step), and dropped after a whole period of them.
+// A multiple of it replaces it only where the period misses more than one in kFewMisses of the
+// operations the multiple repeats (an odd launch every other step proposes twice the period, which
+// every repeating operation confirms).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,7 @@ class LoopPeriod {
  public:
   static constexpr std::uint64_t kConfirm = 256;
   static constexpr std::uint64_t kWindow = 16;
+  static constexpr std::uint64_t kFewMisses = 16;
 
   // Periods longer than `max_period` operations are not looked for (the history is a ring of
   // that many signatures).
@@ -36,12 +40,17 @@ class LoopPeriod {
 
  private:
   bool repeats_at(std::uint64_t now, std::uint64_t distance, std::uint64_t signature) const;
+  // Whether the candidate is a multiple of the confirmed period, which repeats nearly all it does.
+  bool adds_little() const;
   // The hash of the signatures of operations now - kWindow + 1 to now (0 before there are that many).
   std::uint64_t window_hash(std::uint64_t now) const;
 
   std::vector<std::uint64_t> history_;  // signature of operation n at n % size; 0: none yet
   std::unordered_map<std::uint64_t, std::uint64_t> last_seen_;  // window hash -> latest operation
   std::uint64_t candidate_ = 0, streak_ = 0;
+  // Operations of the candidate's streak that repeated at its distance, and of those, how many did
+  // not at the period's.
+  std::uint64_t streak_repeats_ = 0, streak_period_misses_ = 0;
   std::uint64_t period_ = 0, misses_ = 0;
 };
 
