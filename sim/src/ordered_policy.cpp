@@ -86,6 +86,9 @@ std::optional<core::LaunchEviction> OrderedPolicy::decide(std::uint32_t k, const
     core::KernelLaunch launch;
     launch.correlation_id = kernel.correlation_id;
     launch.execution_key = kernel.execution_key;
+    launch.function = kernel.function;
+    launch.grid = kernel.grid;
+    launch.block = kernel.block;
     launch.stream = step.stream;
     launch.unnamed_memory = step.unnamed_memory;
     const std::size_t kept = std::min<std::size_t>(step.count, core::KernelLaunch::kMaxPointers);

@@ -36,6 +36,8 @@ void WorkloadBuilder::add(const core::KernelLaunch& launch) {
   LaunchInfo info;
   info.execution_key = launch.execution_key;
   info.function = launch.function;
+  info.grid = launch.grid;
+  info.block = launch.block;
   info.first_pointer = static_cast<std::uint32_t>(pointer_addresses_.size());
   const std::size_t count = std::min<std::size_t>(launch.pointer_count, core::KernelLaunch::kMaxPointers);
   for (std::size_t i = 0; i < count; ++i) pointer_addresses_.push_back(launch.pointers[i]);
@@ -451,12 +453,24 @@ Workload WorkloadBuilder::finish() {
     }
   }
   w.kernels.reserve(executions_.size());
-  for (std::size_t e = 0; e < executions_.size(); ++e) {
+  // In launch order (the calls' correlation ids), as the library's model decides them: kernels of
+  // two streams may run in either order from step to step, which breaks the loop it learns. A
+  // graph's kernels, of one launch, stay in the order they ran.
+  std::vector<std::size_t> launch_order(executions_.size());
+  for (std::size_t e = 0; e < executions_.size(); ++e) launch_order[e] = e;
+  std::stable_sort(launch_order.begin(), launch_order.end(), [this](std::size_t a, std::size_t b) {
+    return executions_[a].correlation_id < executions_[b].correlation_id;
+  });
+  for (std::size_t e : launch_order) {
     KernelStep step;
     const core::KernelExecution& execution = executions_[e];
     step.correlation_id = execution.correlation_id;
     step.execution_key = launch_of[e] != nullptr ? launch_of[e]->execution_key : 0;
-    step.function = launch_of[e] != nullptr ? launch_of[e]->function : 0;
+    if (launch_of[e] != nullptr) {
+      step.function = launch_of[e]->function;
+      step.grid = launch_of[e]->grid;
+      step.block = launch_of[e]->block;
+    }
     step.operation = execution.operation;
     step.copy_kind = execution.copy_kind;
     step.start = execution.start;
@@ -472,7 +486,11 @@ Workload WorkloadBuilder::finish() {
     w.pointer_offsets.push_back(static_cast<std::uint32_t>(w.pointers.size()));
   }
 
-  // Ranges (in time order, sorted above): the blocks a free drops.
+  // Ranges (in time order, sorted above): the blocks a free drops, before the first operation that
+  // ran after it: the first whose latest start so far, in launch order, is not before it.
+  std::vector<Timestamp> started_by(w.kernels.size());
+  for (std::size_t k = 0; k < w.kernels.size(); ++k)
+    started_by[k] = std::max(w.kernels[k].start, k == 0 ? Timestamp{0} : started_by[k - 1]);
   std::map<std::uint64_t, std::uint64_t> live;  // address -> bytes
   for (const core::RangeEvent& range : ranges_) {
     if (range.kind == core::RangeEvent::Kind::allocated) {
@@ -491,10 +509,9 @@ Workload WorkloadBuilder::finish() {
     const BlockIndex first_index = dense(first);
     const BlockIndex end_index = dense(end);
     if (end_index <= first_index) continue;
-    auto next = std::lower_bound(w.kernels.begin(), w.kernels.end(), range.time,
-                                 [](const KernelStep& k, Timestamp t) { return k.start < t; });
-    if (next == w.kernels.end()) continue;
-    w.releases.push_back(BlockRelease{static_cast<std::uint32_t>(next - w.kernels.begin()), first_index,
+    auto next = std::lower_bound(started_by.begin(), started_by.end(), range.time);
+    if (next == started_by.end()) continue;
+    w.releases.push_back(BlockRelease{static_cast<std::uint32_t>(next - started_by.begin()), first_index,
                                       end_index - first_index});
   }
   std::stable_sort(w.releases.begin(), w.releases.end(),

@@ -153,6 +153,49 @@ TEST_CASE("the ordered policies hold the limit; swapping replaces faults back wi
   CHECK(replay(w, "deepum-swap", limit).stats.total_ns == swapped.stats.total_ns);
 }
 
+TEST_CASE("operations are decided in launch order, with their shapes, as the library decides them") {
+  // Steps of 300 launches, each of its own grid (one function), naming tensors A, B, C in turn at
+  // an offset that moves every step (no loop of addresses). Every other step, each pair of
+  // launches ran in the other order (two streams): in the order they ran, no step repeats the one
+  // before; in launch order, each does.
+  constexpr std::uint64_t kSteps = 6, kStepLaunches = 300;
+  WorkloadBuilder builder;
+  for (std::uint64_t address : kRanges)
+    builder.add(core::RangeEvent{core::RangeEvent::Kind::allocated, 1, address, kTensor});
+  std::uint64_t correlation = 100;
+  for (std::uint64_t step = 0; step < kSteps; ++step) {
+    for (std::uint64_t i = 0; i < kStepLaunches; ++i) {
+      core::KernelLaunch launch;
+      launch.correlation_id = ++correlation;
+      launch.execution_key = correlation;
+      launch.function = 1;
+      launch.grid = {static_cast<std::uint32_t>(i + 1), 1, 1};
+      launch.host_time = correlation * kFastHostNs;
+      launch.pointer_count = 1;
+      launch.pointers[0] = kRanges[i % 3] + 4096 * step;
+      builder.add(launch);
+      builder.add(
+          core::LaunchOperands{correlation, true, false, {launch.pointers[0]}, {kTensor - 4096 * step}});
+      const std::uint64_t slot = step % 2 == 1 ? i ^ 1 : i;  // the position it ran at
+      core::KernelExecution execution;
+      execution.correlation_id = correlation;
+      execution.start = (step * kStepLaunches + slot + 1) * kStepNs;
+      execution.end = execution.start + kKernelNs;
+      builder.add(execution);
+    }
+  }
+  const Workload w = builder.finish();
+  REQUIRE(w.kernels.size() == kSteps * kStepLaunches);
+  CHECK(w.kernels[kStepLaunches].correlation_id < w.kernels[kStepLaunches + 1].correlation_id);
+  CHECK(w.kernels[1].grid[0] == 2);
+  std::unique_ptr<Policy> policy = make_policy("deepum-ordered", 2 * kTensor);
+  simulate(w, MachineModel::h200(), *policy);
+  const auto& model = dynamic_cast<OrderedPolicy&>(*policy).model_stats();
+  CHECK(model.loop_period == 0);
+  CHECK(model.shape_loop_period == kStepLaunches);
+  CHECK(model.planning_period == kStepLaunches);
+}
+
 TEST_CASE("the program's thread held by a swap delays the launches behind it") {
   const Workload w = training_loop(4, true).finish();
   MachineModel machine = MachineModel::h200();

@@ -1,8 +1,9 @@
 // Workload: what a trace says the GPU had to do, in the form the simulator replays. Each operation
-// the GPU ran (kernel, copy, memset), in start order, with its compute time and the 2 MB blocks it
+// the GPU ran (kernel, copy, memset), in launch order, with its compute time and the 2 MB blocks it
 // touches; the managed ranges freed along the way. docs/simulator.md lists the approximations.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -43,7 +44,10 @@ struct KernelStep {
   std::uint64_t compute_ns = 0;
   std::uint32_t touch_set = 0;  // index into Workload::touch_set_offsets
   std::uint64_t function = 0;   // the launched function's opaque id; 0 without a launch
-  std::uint8_t copy_kind = 0;   // a memcpy's CUpti_ActivityMemcpyKind (2: device to host); 0 unknown
+  // Its launch's grid and block (0 without a launch): with the function, the shape the library's
+  // loop of shapes is learned from.
+  std::array<std::uint32_t, 3> grid{}, block{};
+  std::uint8_t copy_kind = 0;  // a memcpy's CUpti_ActivityMemcpyKind (2: device to host); 0 unknown
   // The program's thread's own time before it issued this operation, since it issued the one
   // before (trace format 1.4: the launches' and copies' host times); 0 before a copy to the host,
   // whose gap is the thread waiting for the GPU (a synchronize, an item()), and where unknown.
@@ -100,7 +104,7 @@ struct WorkloadStats {
 };
 
 struct Workload {
-  std::vector<KernelStep> kernels;               // in GPU start order
+  std::vector<KernelStep> kernels;               // in launch order (correlation ids)
   std::vector<std::uint32_t> touch_set_offsets;  // set s is touches[offsets[s] .. offsets[s+1])
   std::vector<BlockIndex> touches;               // each set sorted, no repeats
   std::vector<core::BlockId> block_ids;          // dense index -> address >> 21, ascending
@@ -163,6 +167,7 @@ class WorkloadBuilder {
   struct LaunchInfo {
     std::uint64_t execution_key = 0;
     std::uint64_t function = 0;
+    std::array<std::uint32_t, 3> grid{}, block{};
     std::uint32_t first_pointer = 0;
     std::uint16_t pointer_count = 0;
     std::uint64_t stream = 0;
