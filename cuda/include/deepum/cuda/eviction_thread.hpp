@@ -7,7 +7,7 @@
 // (copies into deepum's store, then a drop) goes here too: the drop holds its caller while any
 // copy of managed memory runs (bench/swap_call_probe.cu: 4.5 ms beside a 256 MiB copy) or is
 // queued beside it, so the next swap's copies start only after the drop (begun beside it, they
-// made the CUDA sweep 21-27% slower: bench/results/2026-11-29-h200-overlapped-swaps).
+// made the CUDA sweep 21-26% slower: bench/results/2026-11-29-h200-overlapped-swaps).
 //
 // Every wait for such an eviction stays a CUDA event wait, which the GPU's scheduler sees: whoever
 // needs its room first waits on the host until this thread has issued it (recorded its event),
