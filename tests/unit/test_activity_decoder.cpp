@@ -1214,6 +1214,10 @@ TEST_CASE(
     });
   }
   for (std::thread& launcher : launchers) launcher.join();
+  // The launches can end before the poll thread's first round on a loaded machine: the records
+  // and the churn go on until it has flushed at least once (bounded: five seconds).
+  for (int i = 0; i < 5000 && tracer.stats().polls == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   done.store(true);
   churn.join();
   records.join();
