@@ -776,6 +776,38 @@ TEST_CASE("a loop of shapes whose blocks change every step is not planned with")
   CHECK(result.stats.victims_predicted_bytes == 0);
 }
 
+TEST_CASE("a loop of addresses longer than the history is planned with once the history covers it") {
+  // A step of 2,100 operations naming 16 tensors; one operation in eight names a buffer that
+  // cycles through four addresses, one a step (PyTorch's allocator hands some buffers out in
+  // turn). The loop of shapes is a step; the loop of addresses, four steps, is learned later and
+  // is longer than the history kept until then.
+  constexpr std::uint64_t kStepOps = 2100, kSteps = 14, kCycle = 4;
+  LaunchOrderedResidency model(8 * kTensor, kTensor, {.prefetch = true});
+  model.on_range_allocated(kBase, 32 * kTensor);
+  std::uint64_t learned_at = 0, planned_at = 0;
+  for (std::uint64_t step = 0; step < kSteps; ++step) {
+    for (std::uint64_t op = 0; op < kStepOps; ++op) {
+      const std::uint64_t tensor = op % 8 == 0 ? 16 + step % kCycle : op % 16;
+      KernelLaunch launch = launch_naming(kBase + tensor * kTensor, kTensor / 2);
+      launch.function = 100 + op;
+      (void)model.before_launch(launch);
+      const std::uint64_t now = step * kStepOps + op + 1;
+      if (learned_at == 0 && model.stats().loop_period == kCycle * kStepOps) {
+        learned_at = now;
+        // Until then, the loop of shapes, whose blocks mostly repeat.
+        CHECK(model.stats().planning_period == kStepOps);
+      }
+      if (planned_at == 0 && model.stats().planning_period == kCycle * kStepOps) planned_at = now;
+    }
+  }
+  REQUIRE(learned_at != 0);
+  REQUIRE(planned_at != 0);
+  // The history held 4,096 operations when the loop of addresses was learned: planning takes it up
+  // once its whole period is held.
+  CHECK(planned_at - learned_at >= kCycle * kStepOps - 4096);
+  CHECK(planned_at - learned_at <= kCycle * kStepOps);
+}
+
 TEST_CASE("with evictions ahead, two run alongside and a launch waits for the oldest only") {
   // 24 tensors of 2 MiB, each launch naming one and the next: 48 MiB a pass, three times the limit.
   constexpr std::uint64_t kLimit = 16 * kMiB, kTensor = 2 * kMiB, kTensors = 24;

@@ -432,10 +432,16 @@ class LaunchOrderedResidency {
   // The operation after `now` expected to name the block, one loop `period` after a naming of it
   // (0: none expected: no period learned, or the block missed its predicted naming).
   static std::uint64_t predicted_next_use(const Block& block, std::uint64_t now, std::uint64_t period);
-  // The loop's period that planning uses (0: none): the loop of addresses, else the loop of shapes
-  // where the blocks repeat with it too (a PyTorch step: its tensors move within the allocator's
-  // segments, its 2 MB blocks are named at the same points of each step).
+  // The loop's period that planning uses (0: none): the one learned (learned_period), once the
+  // history covers it; until then, the one learned before.
   std::uint64_t planning_period() const;
+  // The loop of addresses, else the loop of shapes where the blocks repeat with it too (a PyTorch
+  // step: its tensors move within the allocator's segments, its 2 MB blocks are named at the same
+  // points of each step).
+  std::uint64_t learned_period() const;
+  // Operations back that the histories hold at `now`: what they kept when history_length last
+  // grew, and every operation since, up to history_length.
+  std::uint64_t history_covered(std::uint64_t now) const;
   // Resident parts in the order victims are taken: least recently named first; with a learned
   // loop, those with no predicted use first (least recently named first), then by predicted next
   // use, furthest first.
@@ -443,7 +449,8 @@ class LaunchOrderedResidency {
   std::vector<LruEntry> victim_order(std::uint64_t bytes, std::uint64_t now, std::size_t& unpredicted);
   // Counts operation `now`, by its signatures, for the loop's period.
   void observe(std::uint64_t now, std::uint64_t by_address, std::uint64_t by_shape);
-  // Operations of history kept to predict from: a period's worth, at least a few thousand.
+  // Operations of history kept to predict from: the longest period learned so far, at least a few
+  // thousand (it never shrinks: a loop that goes back to a longer period finds its history).
   std::uint64_t history_length() const;
   // Before operation `now` names its blocks: what record_use needs, worked out once.
   void begin_recording(std::uint64_t now);
@@ -480,6 +487,10 @@ class LaunchOrderedResidency {
   // For the operation being named (begin_recording): the history kept, and the loop of shapes its
   // namings are checked against (0: none).
   std::uint64_t recording_keep_ = 4096, checking_period_ = 0;
+  std::uint64_t covered_period_ = 0;  // the latest period learned that the history covered
+  // The longest period learned so far (history_length), when the history last grew, and how many
+  // operations back it held then.
+  std::uint64_t longest_period_ = 0, history_grown_at_ = 0, covered_at_growth_ = 0;
   // What each of the latest operations (about a period of them) named: (range address, part index).
   struct NamedBy {
     std::uint64_t operation = 0;
