@@ -6,8 +6,10 @@
 // 94 ms from a thread in the program's context, 0.9 ms from one in a context of its own). A swap
 // (copies into deepum's store, then a drop) goes here too: the drop holds its caller while any
 // copy of managed memory runs (bench/swap_call_probe.cu: 4.5 ms beside a 256 MiB copy) or is
-// queued beside it, so the next swap's copies start only after the drop (begun beside it, they
-// made the CUDA sweep 21-26% slower: bench/results/2026-11-29-h200-overlapped-swaps).
+// queued beside it, and copies of device memory as well (bench/staged_swap_probe.cu: 5.7 ms
+// instead of 0.9 beside a staging area's copy to the host), so the next swap's copies start only
+// after the drop (begun beside it, they made the CUDA sweep 21-26% slower:
+// bench/results/2026-11-29-h200-overlapped-swaps).
 //
 // Every wait for such an eviction stays a CUDA event wait, which the GPU's scheduler sees: whoever
 // needs its room first waits on the host until this thread has issued it (recorded its event),
