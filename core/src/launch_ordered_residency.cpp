@@ -933,13 +933,11 @@ void LaunchOrderedResidency::observe(std::uint64_t now, std::uint64_t by_address
 }
 
 std::uint64_t LaunchOrderedResidency::history_length() const {
-  // Before a loop is learned, a few thousand operations: a longer loop is predicted from its
-  // second period on.
-  return std::max<std::uint64_t>(longest_period_ + 1, 4096);
+  return std::max(longest_period_ + 1, kMinHistory);
 }
 
 std::uint64_t LaunchOrderedResidency::history_covered(std::uint64_t now) const {
-  const std::uint64_t before = history_grown_at_ == 0 ? 4096 : covered_at_growth_;
+  const std::uint64_t before = history_grown_at_ == 0 ? kMinHistory : covered_at_growth_;
   return std::min(history_length(), before + (now - history_grown_at_));
 }
 

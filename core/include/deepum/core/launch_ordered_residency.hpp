@@ -327,6 +327,9 @@ class LaunchOrderedResidency {
   const LaunchOrderedStats& stats() const { return stats_; }
   // The shortest loop of shapes planned with: a step, not a run of identical layers inside one.
   static constexpr std::uint64_t kMinShapePeriod = 256;
+  // The operations of history kept before a loop is learned (a longer loop is predicted from its
+  // second period on).
+  static constexpr std::uint64_t kMinHistory = 4096;
 
  private:
   // A range's part of one 2 MB block (a block two ranges share has a part in each). Kept per range
@@ -486,7 +489,7 @@ class LaunchOrderedResidency {
   bool blocks_repeat_ = false;
   // For the operation being named (begin_recording): the history kept, and the loop of shapes its
   // namings are checked against (0: none).
-  std::uint64_t recording_keep_ = 4096, checking_period_ = 0;
+  std::uint64_t recording_keep_ = kMinHistory, checking_period_ = 0;
   std::uint64_t covered_period_ = 0;  // the latest period learned that the history covered
   // The longest period learned so far (history_length), when the history last grew, and how many
   // operations back it held then.
