@@ -45,7 +45,7 @@ def busy_us(intervals, begin, end):
 
 def breakdown(gpu, loss_kernel, optimizer_kernel):
     optimizer = re.compile(optimizer_kernel)
-    kernels, losses, optimizer_starts, copies = [], [], [], []
+    kernels, losses, optimizer_kernels, copies = [], [], [], []
     for e in gpu:
         name = e["name"]
         if name.startswith("memcpy"):
@@ -57,7 +57,7 @@ def breakdown(gpu, loss_kernel, optimizer_kernel):
         if loss_kernel in name:
             losses.append(e["ts"])
         elif optimizer.search(name):
-            optimizer_starts.append((e["ts"], e["ts"] + e["dur"]))
+            optimizer_kernels.append((e["ts"], e["ts"] + e["dur"]))
     copy_times = [c[0] for c in copies]
 
     def moved(begin, end, kind):
@@ -70,7 +70,7 @@ def breakdown(gpu, loss_kernel, optimizer_kernel):
 
     rows = []
     for begin, end in zip(losses, losses[1:]):
-        inside = [o for o in optimizer_starts if begin < o[0] < end]
+        inside = [o for o in optimizer_kernels if begin < o[0] < end]
         if not inside:
             continue  # no optimizer between these two losses (gradient accumulation, evaluation)
         opt_begin, opt_end = inside[0][0], max(o[1] for o in inside)
