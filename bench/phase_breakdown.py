@@ -15,6 +15,10 @@ import bisect
 import json
 import re
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from step_breakdown import merged  # noqa: E402  (the union of intervals within a window)
 
 OWN_KERNEL = "deepum_copy_within_gpu"
 
@@ -30,17 +34,6 @@ def load(path):
     gpu = [e for e in events if e.get("ph") == "X" and e.get("pid") == 1 and e.get("tid", 0) >= 10]
     gpu.sort(key=lambda e: e["ts"])
     return gpu
-
-
-def busy_us(intervals, begin, end):
-    """The union of (start, end) intervals, clipped to [begin, end), in microseconds."""
-    total, reach = 0.0, begin
-    for start, stop in intervals:
-        start, stop = max(start, reach), min(stop, end)
-        if stop > start:
-            total += stop - start
-            reach = stop
-    return total
 
 
 def breakdown(gpu, loss_kernel, optimizer_kernel):
@@ -59,13 +52,20 @@ def breakdown(gpu, loss_kernel, optimizer_kernel):
         elif optimizer.search(name):
             optimizer_kernels.append((e["ts"], e["ts"] + e["dur"]))
     copy_times = [c[0] for c in copies]
+    kernel_starts = [k[0] for k in kernels]
+    longest = max((stop - start for start, stop in kernels), default=0.0)
+
+    def busy_us(begin, end):
+        # Only kernels that can reach into the window: starting at most the longest one before it.
+        first, last = bisect.bisect_left(kernel_starts, begin - longest), bisect.bisect_left(kernel_starts, end)
+        return sum(stop - start for start, stop in merged(kernels[first:last], begin, end))
 
     def moved(begin, end, kind):
         first, last = bisect.bisect_left(copy_times, begin), bisect.bisect_left(copy_times, end)
         return sum(c[2] for c in copies[first:last] if c[1] == kind) / 2**30
 
     def phase(begin, end):
-        return {"ms": (end - begin) / 1e3, "kernels_ms": busy_us(kernels, begin, end) / 1e3,
+        return {"ms": (end - begin) / 1e3, "kernels_ms": busy_us(begin, end) / 1e3,
                 "to_gpu_gib": moved(begin, end, "HtoD"), "to_host_gib": moved(begin, end, "DtoH")}
 
     rows = []
