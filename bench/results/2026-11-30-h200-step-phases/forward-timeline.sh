@@ -1,7 +1,8 @@
 #!/bin/bash
 # The 1B decoder's forward at 2x, in 5 ms buckets, from call 3's trace: the program's kernels busy,
 # deepum's copies to the host busy (its two store lanes), its discard stream busy, the program's
-# launches and deepum's move markers (evictions, drops, placements) in each bucket. The forward is
+# launches and deepum's move markers (evictions, drops, placements) in each bucket; then the copies
+# out as bursts. The forward is
 # the sixth row of bench/phase_breakdown.py's table (from the optimizer's last kernel to the loss).
 #   forward-timeline.sh BUILD_DIR   (a build with the deepum CLI)
 set -euo pipefail
@@ -39,5 +40,17 @@ print(f"forward of row 5: {(end - begin) / 1e3:.1f} ms; store lanes: tracks {sor
 print("ms         kernels  copies out  discard stream  launches  move markers")
 for b in range(int((end - begin) // B) + 1):
     print(f"{b*5:3d}-{b*5+5:3d}   {kern[b]/1e3:7.1f}  {out[b]/1e3:10.1f}  {disc[b]/1e3:14.1f}  {launches[b]:8d}  {moves[b]:12d}")
+# The copies out as bursts (gaps over 1 ms apart): when, how many, how much, each copy's duration.
+bursts = []
+for e in sorted((e for e in inside if e["tid"] in lanes), key=lambda e: e["ts"]):
+    if bursts and e["ts"] - bursts[-1][-1]["ts"] - bursts[-1][-1]["dur"] < 1000:
+        bursts[-1].append(e)
+    else:
+        bursts.append([e])
+for b in bursts:
+    ms = [e["dur"] / 1e3 for e in b]
+    gib = sum(e["args"].get("bytes", 0) for e in b) / 2**30
+    print(f"burst {(b[0]['ts'] - begin) / 1e3:6.1f}-{(b[-1]['ts'] + b[-1]['dur'] - begin) / 1e3:6.1f} ms: "
+          f"{len(b)} copies, {gib:.2f} GiB, each {min(ms):.2f}-{max(ms):.2f} ms")
 PY
 rm -rf "$t"
