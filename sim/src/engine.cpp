@@ -113,7 +113,21 @@ Nanoseconds Executor::migrate(bool to_gpu, Nanoseconds earliest, Nanoseconds dur
   const Nanoseconds end = start + duration;
   channel = end;
   if (!overlaps) h2d_free_ = d2h_free_ = end;
+  if (record_timeline_) record_move(to_gpu, start, end);
   return end;
+}
+
+void Executor::record_move(bool to_gpu, Nanoseconds start, Nanoseconds end) {
+  // Every move is one block; one that starts as the last one its way ended extends it.
+  std::size_t& last = last_move_[to_gpu ? 1 : 0];
+  if (last != SIZE_MAX && timeline_[last].end == start) {
+    timeline_[last].end = end;
+    timeline_[last].bytes += kBlock;
+    return;
+  }
+  last = timeline_.size();
+  timeline_.push_back({to_gpu ? TimelineEvent::Kind::to_gpu : TimelineEvent::Kind::to_host, current_kernel_,
+                       start, end, kBlock});
 }
 
 template <typename Each>
@@ -320,6 +334,7 @@ void Executor::run(Policy& policy) {
     stats_.compute_ns += kernels[k].compute_ns;
     for (BlockIndex b : blocks) last_use_end_[b] = end;
     now_ = end;
+    if (record_timeline_) timeline_.push_back({TimelineEvent::Kind::operation, k, start, end, 0});
     policy.after_kernel(k, *this);
   }
   stats_.total_ns = now_;
@@ -360,12 +375,14 @@ SimResult simulate(const Workload& workload, const MachineModel& machine, Policy
   }
   Executor executor(workload, machine, capacity, options.record_evictions);
   executor.window_start_ = options.window_start;
+  executor.record_timeline_ = options.record_timeline;
   executor.run(policy);
   SimResult result;
   result.policy = std::string(policy.name());
   result.stats = executor.stats();
   result.before_window = executor.before_window();
   result.evictions = executor.evictions();
+  result.timeline = std::move(executor.timeline_);
   result.detail = policy.detail();
   return result;
 }

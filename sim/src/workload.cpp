@@ -54,6 +54,7 @@ void WorkloadBuilder::add(const core::CopyLaunch& copy) {
       static_cast<std::uint16_t>(std::min<std::size_t>(copy.operand_count, core::CopyLaunch::kMaxOperands));
 }
 void WorkloadBuilder::add(const core::BufferEvent& buffer) { buffers_.push_back(buffer); }
+void WorkloadBuilder::add(const core::FunctionName& name) { function_names_[name.function] = name.name; }
 
 void WorkloadBuilder::add(const core::KernelExecution& execution) {
   ++stats_.executions;
@@ -78,7 +79,7 @@ void WorkloadBuilder::add(const core::TraceRecord& record) {
         if constexpr (std::is_same_v<T, core::KernelLaunch> || std::is_same_v<T, core::KernelExecution> ||
                       std::is_same_v<T, core::PageFault> || std::is_same_v<T, core::RangeEvent> ||
                       std::is_same_v<T, core::LaunchOperands> || std::is_same_v<T, core::CopyLaunch> ||
-                      std::is_same_v<T, core::BufferEvent>) {
+                      std::is_same_v<T, core::BufferEvent> || std::is_same_v<T, core::FunctionName>) {
           add(event);
         }
       },
@@ -520,6 +521,7 @@ Workload WorkloadBuilder::finish() {
   place_host_side(w);
   w.iterations = detect_iterations(w.kernels);
   w.stats = stats_;
+  w.function_names = function_names_;
   return w;
 }
 
@@ -689,6 +691,7 @@ WorkloadLoad build_workload(const core::Trace& trace, WorkloadOptions options) {
   for (const auto& execution : trace.executions) builder.add(execution);
   for (const auto& fault : trace.faults) builder.add(fault);
   for (const auto& range : trace.ranges) builder.add(range);
+  for (const auto& [function, name] : trace.function_names) builder.add(core::FunctionName{function, name});
   WorkloadLoad result;
   result.workload = builder.finish();
   result.error = builder.error();

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "deepum/sim/plan.hpp"
 #include "deepum/sim/policies.hpp"
 #include "deepum/sim/report.hpp"
+#include "deepum/sim/timeline.hpp"
 #include "deepum/sim/workload.hpp"
 
 namespace {
@@ -54,6 +56,8 @@ constexpr const char* kUsage =
     "      --check                     exit 3 unless floor <= oracle <= reactive (and, when\n"
     "                                  deepum-swap is replayed, floor <= deepum-swap <= reactive)\n"
     "      --timing                    print load and replay times to stderr\n"
+    "      --timeline FILE.json        write the replay's operations and moves, every iteration, as\n"
+    "                                  a trace laid out like deepum's (one --policy)\n"
     "  deepum-sim generate --model M --batch B --seq S --iterations I --out FILE.dtrace [options]\n"
     "      M: tiny, gpt2-124m, gpt2-xl, 7b, 13b, 70b\n"
     "  deepum-sim generate --model sweep [--arrays K] [--mib M] --iterations I --out FILE.dtrace [options]\n"
@@ -137,6 +141,7 @@ int replay(Args& args) {
   std::uint32_t warmup = 0;
   WorkloadOptions workload_options;
   bool json = false, check = false, timing = false;
+  std::string timeline_path;
   while (!args.done()) {
     const std::string_view arg = args.take();
     const auto need = [&](std::string_view name) -> std::optional<std::string_view> {
@@ -212,6 +217,10 @@ int replay(Args& args) {
       check = true;
     } else if (arg == "--timing") {
       timing = true;
+    } else if (arg == "--timeline") {
+      auto v = need(arg);
+      if (!v) return kExitUsage;
+      timeline_path = std::string(*v);
     } else if (!arg.starts_with("-") && trace.empty()) {
       trace = std::string(arg);
     } else {
@@ -220,6 +229,8 @@ int replay(Args& args) {
   }
   if (trace.empty()) return usage("replay needs a trace file");
   if (capacity && oversubscription) return usage("give --capacity or --oversubscription, not both");
+  if (!timeline_path.empty() && policies.size() != 1)
+    return usage("--timeline writes one replay: give it one --policy");
 
   std::string problem;
   std::optional<MachineModel> machine = machine_from(machine_path, problem);
@@ -260,6 +271,7 @@ int replay(Args& args) {
   report.compute_ns = workload.compute_ns();
   report.machine = *machine;
   RunOptions run_options;
+  run_options.record_timeline = !timeline_path.empty();
   if (warmup > 0) {
     if (warmup >= report.iterations) {
       return usage("--warmup " + std::to_string(warmup) + " leaves none of the " +
@@ -293,6 +305,12 @@ int replay(Args& args) {
     }
     // The report shows the measured window only.
     SimResult& result = report.results.back();
+    if (!timeline_path.empty()) {
+      std::ofstream file(timeline_path);
+      file << timeline_json(workload, result.timeline);
+      if (!file.flush()) return error("cannot write the timeline to " + timeline_path);
+      result.timeline.clear();
+    }
     result.stats = stats_between(result.before_window, result.stats);
     if (timing)
       std::fprintf(stderr, "deepum-sim: %s replayed in %.2f s\n", name.c_str(), seconds_since(start));

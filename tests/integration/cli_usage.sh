@@ -82,6 +82,7 @@ expect 0 '^deepum-sim [0-9]+\.[0-9]+\.[0-9]+$' "$sim" --version
 expect 0 'deepum-sim replay TRACE' "$sim" replay --help
 expect 2 "^deepum-sim: unexpected argument '--bogus' \(deepum-sim --help for usage\)$" "$sim" replay --bogus
 expect 2 "^deepum-sim: unknown command 'nosuch' \(deepum-sim --help for usage\)$" "$sim" nosuch
+expect 2 '^deepum-sim: --timeline writes one replay: give it one --policy' "$sim" replay trace.dtrace --timeline t.json
 expect 2 '^deepum-sim: plan needs a trace file' "$sim" plan
 expect 2 '^deepum-sim: --memory 3 apples: ' "$sim" plan trace.dtrace --memory '3 apples'
 expect 2 '^deepum-sim: --within expects a factor of 1 or more, got 0.5' "$sim" plan trace.dtrace --within 0.5

@@ -1,10 +1,12 @@
 // The simulator's workload model and replay: fault attribution and touch sets, plain-UM LRU with
-// exact times, Belady's victim, hint timing, the oracle against plain UM, determinism, errors.
+// exact times, the timeline, Belady's victim, hint timing, the oracle against plain UM,
+// determinism, errors.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "deepum/sim/generator.hpp"
 #include "deepum/sim/policies.hpp"
 #include "deepum/sim/report.hpp"
+#include "deepum/sim/timeline.hpp"
 #include "deepum/sim/workload.hpp"
 #include "temp_file.hpp"
 
@@ -41,6 +44,7 @@ Workload workload_of(const std::vector<Kernel>& kernels, WorkloadOptions options
   REQUIRE(writer.open(bytes));
   for (const auto& range : ranges) writer.write(range);
   std::uint64_t correlation = 100;
+  REQUIRE(writer.define_function(7, "sim_test_kernel"));
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const Kernel& k = kernels[i];
     core::KernelLaunch launch;
@@ -200,6 +204,70 @@ TEST_CASE("sim reactive: LRU eviction on the faulting kernel's path, exact times
   CHECK(s.transfer_calls() == 0);
   CHECK(r.evictions == std::vector<EvictionRecord>{{1, 0, EvictionRecord::Cause::fault},
                                                    {2, 1, EvictionRecord::Cause::fault}});
+}
+
+TEST_CASE("sim timeline: each operation when it ran, each way's moves back to back as one") {
+  // The replay of the case above, recorded: K1 waits for A's write-back, K2 for B's, then A's
+  // copy back; the moves to the host are apart (K1 runs between them).
+  const Workload w = workload_of({
+      {1'000'000, 1'000, {kA, kB}, {}},
+      {2'000'000, 2'000, {kC}, {}},
+      {3'000'000, 3'000, {kA}, {}},
+  });
+  MachineModel m = MachineModel::h200();
+  m.fault_us = 10;
+  m.evict_d2h_gb_per_s = 2;
+  m.fault_h2d_gb_per_s = 4;
+  auto policy = make_policy("reactive");
+  RunOptions options{2, false};
+  options.record_timeline = true;
+  const SimResult r = simulate(w, m, *policy, options);
+  using Kind = TimelineEvent::Kind;
+  std::vector<TimelineEvent> operations, to_host, to_gpu;
+  for (const TimelineEvent& e : r.timeline)
+    (e.kind == Kind::operation ? operations : e.kind == Kind::to_host ? to_host : to_gpu).push_back(e);
+  REQUIRE(operations.size() == 3);
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    CHECK(operations[k].kernel == k);
+    CHECK(operations[k].end - operations[k].start == w.kernels[k].compute_ns);
+    if (k > 0) CHECK(operations[k].start >= operations[k - 1].end);
+  }
+  CHECK(operations.back().end == r.stats.total_ns);
+  // K1's fault writes A back (1'048'576 ns) as K0 ends.
+  REQUIRE(to_host.size() == 2);
+  CHECK(to_host[0] ==
+        TimelineEvent{Kind::to_host, 1, operations[0].end, operations[0].end + 1'048'576, kMiB2});
+  CHECK(to_host[1].kernel == 2);
+  CHECK(to_host[1].start >= operations[1].end);
+  REQUIRE(to_gpu.size() == 1);
+  CHECK(to_gpu[0] == TimelineEvent{Kind::to_gpu, 2, to_host[1].end, to_host[1].end + 524'288, kMiB2});
+  CHECK(operations[2].start == to_gpu[0].end);
+
+  // As a trace: the operations named by their function on the first stream track, the moves as
+  // copies of their kind and bytes (what bench/phase_breakdown.py reads).
+  const nlohmann::json trace = nlohmann::json::parse(timeline_json(w, r.timeline));
+  std::vector<nlohmann::json> executions;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") executions.push_back(e);
+  }
+  REQUIRE(executions.size() == 6);
+  std::size_t kernels = 0;
+  std::uint64_t to_host_bytes = 0, to_gpu_bytes = 0;
+  for (const auto& e : executions) {
+    CHECK(e["pid"] == 1);
+    if (e["tid"] == 10) {
+      CHECK(e["name"] == "sim_test_kernel");
+      ++kernels;
+    } else {
+      CHECK(e["name"].get<std::string>().starts_with("memcpy "));
+      (e["args"]["kind"] == "DtoH" ? to_host_bytes : to_gpu_bytes) += e["args"]["bytes"].get<std::uint64_t>();
+    }
+  }
+  CHECK(kernels == 3);
+  CHECK(to_host_bytes == r.stats.d2h_bytes);
+  CHECK(to_gpu_bytes == r.stats.h2d_bytes);
+  CHECK(executions.back()["ts"].get<double>() ==
+        doctest::Approx(static_cast<double>(operations[2].start) / 1e3));
 }
 
 TEST_CASE("sim oracle: Belady evicts the block whose next use is farthest") {

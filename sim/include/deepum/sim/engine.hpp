@@ -5,6 +5,7 @@
 // as plain Unified Memory would (the driver evicts a victim the policy chooses, then migrates).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -54,9 +55,19 @@ struct EvictionRecord {
   bool operator==(const EvictionRecord&) const = default;
 };
 
+// When an operation ran, or when a move over the link ran (moves back to back one way are one event).
+struct TimelineEvent {
+  enum class Kind : std::uint8_t { operation, to_gpu, to_host } kind = Kind::operation;
+  std::uint32_t kernel = 0;  // the operation (Workload::kernels), or the one about to run when a move began
+  Nanoseconds start = 0, end = 0;
+  std::uint64_t bytes = 0;  // a move's
+  bool operator==(const TimelineEvent&) const = default;
+};
+
 struct RunOptions {
   std::uint64_t capacity_blocks = 0;  // 0: the machine model's capacity_bytes / 2 MB
   bool record_evictions = false;
+  bool record_timeline = false;  // SimResult::timeline
   // The kernel that opens the measured window (steady state after warm-up iterations):
   // SimResult::before_window holds the statistics as they stood when it was about to run.
   std::uint32_t window_start = 0;
@@ -177,6 +188,10 @@ class Executor {
   SimStats stats_;
   SimStats before_window_;
   std::vector<EvictionRecord> evictions_;
+  bool record_timeline_ = false;
+  std::vector<TimelineEvent> timeline_;
+  std::size_t last_move_[2] = {SIZE_MAX, SIZE_MAX};  // the latest event of each way, to extend
+  void record_move(bool to_gpu, Nanoseconds start, Nanoseconds end);
 };
 
 // A memory-management policy. It is told about each kernel before it runs (it may look at the
@@ -214,6 +229,7 @@ struct SimResult {
   SimStats stats;
   SimStats before_window;                 // stats when RunOptions::window_start was about to run
   std::vector<EvictionRecord> evictions;  // with RunOptions::record_evictions
+  std::vector<TimelineEvent> timeline;    // with RunOptions::record_timeline, in the order begun
   std::string detail;                     // the policy's settings, if it has any worth reporting
 };
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "deepum/core/events.hpp"
@@ -121,6 +122,7 @@ struct Workload {
   std::vector<HostEvent> host_events;
   std::uint32_t iterations = 1;  // repeating structure found (1: none)
   WorkloadStats stats;
+  std::unordered_map<std::uint64_t, std::string> function_names;  // KernelStep::function -> name
 
   std::span<const BlockIndex> blocks_of(const KernelStep& kernel) const {
     return std::span(touches).subspan(
@@ -158,6 +160,7 @@ class WorkloadBuilder {
   void add(const core::LaunchOperands& operands);
   void add(const core::CopyLaunch& copy);
   void add(const core::BufferEvent& buffer);
+  void add(const core::FunctionName& name);
   void add(const core::TraceRecord& record);  // ignores the record types the model has no use for
   // The workload; an empty one, and error() says why, for records past the options' limits.
   Workload finish();
@@ -195,6 +198,7 @@ class WorkloadBuilder {
   std::vector<core::LaunchOperands> launch_operands_;
   std::vector<core::CopyLaunch> copies_;
   std::vector<core::BufferEvent> buffers_;
+  std::unordered_map<std::uint64_t, std::string> function_names_;
   WorkloadStats stats_;
   std::string error_;
 };
