@@ -179,19 +179,31 @@ TEST_CASE("sim workload: repeating structure") {
   CHECK(detect_iterations(steps({})) == 1);
 }
 
-TEST_CASE("sim reactive: LRU eviction on the faulting kernel's path, exact times") {
-  // Two blocks of GPU; K0 populates A and B, K1 populates C (evicting A, least recently used),
-  // K2 brings A back (evicting B).
-  const Workload w = workload_of({
+namespace {
+
+// Two blocks of GPU; K0 populates A and B, K1 populates C (evicting A, least recently used),
+// K2 brings A back (evicting B).
+Workload lru_case() {
+  return workload_of({
       {1'000'000, 1'000, {kA, kB}, {}},
       {2'000'000, 2'000, {kC}, {}},
       {3'000'000, 3'000, {kA}, {}},
   });
+}
+
+MachineModel lru_case_machine() {
   MachineModel m = MachineModel::h200();
   m.fault_us = 10;
   m.evict_d2h_gb_per_s = 2;  // 2 MiB: 1'048'576 ns
   m.fault_h2d_gb_per_s = 4;  // 2 MiB: 524'288 ns
-  const SimResult r = run(w, m, "reactive", 2, true);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("sim reactive: LRU eviction on the faulting kernel's path, exact times") {
+  const Workload w = lru_case();
+  const SimResult r = run(w, lru_case_machine(), "reactive", 2, true);
   const SimStats& s = r.stats;
   CHECK(s.compute_ns == 6'000);
   CHECK(s.stall_ns == 20'000 + (1'048'576 + 10'000) + (1'048'576 + 524'288));
@@ -207,21 +219,13 @@ TEST_CASE("sim reactive: LRU eviction on the faulting kernel's path, exact times
 }
 
 TEST_CASE("sim timeline: each operation when it ran, each way's moves back to back as one") {
-  // The replay of the case above, recorded: K1 waits for A's write-back, K2 for B's, then A's
-  // copy back; the moves to the host are apart (K1 runs between them).
-  const Workload w = workload_of({
-      {1'000'000, 1'000, {kA, kB}, {}},
-      {2'000'000, 2'000, {kC}, {}},
-      {3'000'000, 3'000, {kA}, {}},
-  });
-  MachineModel m = MachineModel::h200();
-  m.fault_us = 10;
-  m.evict_d2h_gb_per_s = 2;
-  m.fault_h2d_gb_per_s = 4;
+  // The case above, recorded: K1 waits for A's write-back, K2 for B's, then A's copy back; the
+  // moves to the host are apart (K1 runs between them).
+  const Workload w = lru_case();
   auto policy = make_policy("reactive");
   RunOptions options{2, false};
   options.record_timeline = true;
-  const SimResult r = simulate(w, m, *policy, options);
+  const SimResult r = simulate(w, lru_case_machine(), *policy, options);
   using Kind = TimelineEvent::Kind;
   std::vector<TimelineEvent> operations, to_host, to_gpu;
   for (const TimelineEvent& e : r.timeline)

@@ -9,8 +9,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 t=$(mktemp -d)
 xz -dc "$here/../2026-11-30-h200-step-phases/call3-llama-1b-2x.dtrace.xz" > "$t/l.dtrace"
 "$1/bin/deepum" trace convert "$t/l.dtrace" "$t/l.json" > /dev/null
-python3 - "$t/l.json" <<'PY'
+python3 - "$t/l.json" "$here/../../../bench" <<'PY'
 import collections, json, sys
+sys.path.insert(0, sys.argv[2])
+from step_breakdown import intersect_length, merged  # interval unions, as the breakdowns compute them
 d = json.load(open(sys.argv[1]))["traceEvents"]
 gpu = sorted((e for e in d if e.get("ph") == "X" and e.get("pid") == 1 and e.get("tid", 0) >= 10),
              key=lambda e: e["ts"])
@@ -22,30 +24,14 @@ inside = [e for e in gpu if begin <= e["ts"] < end]
 is_kernel = lambda e: e["tid"] == 10 and not e["name"].startswith(("memcpy", "memset"))
 is_out = lambda e: e["tid"] in (12, 13)
 is_in = lambda e: e["tid"] == 14 and e["name"].startswith("memcpy HtoD")
-def union(sel):
-    merged = []
-    for s, f in sorted((e["ts"], e["ts"] + e["dur"]) for e in sel):
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], f)
-        else:
-            merged.append([s, f])
-    return merged
-def overlap(a, b):
-    i = j = 0
-    total = 0.0
-    while i < len(a) and j < len(b):
-        total += max(0.0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return total
 length = lambda iv: sum(f - s for s, f in iv)
+def union(sel):
+    return merged([(e["ts"], e["ts"] + e["dur"]) for e in sel], begin, end)
 kernels, out, into = union(filter(is_kernel, inside)), union(filter(is_out, inside)), union(filter(is_in, inside))
 gib = lambda sel: sum(e["args"].get("bytes", 0) for e in inside if sel(e)) / 2**30
 print(f"optimizer {(end - begin) / 1e3:.1f} ms: kernels {length(kernels) / 1e3:.1f} ms, copies out busy "
       f"{length(out) / 1e3:.1f} ms ({gib(is_out):.2f} GiB), in busy {length(into) / 1e3:.1f} ms "
-      f"({gib(is_in):.2f} GiB), both at once {overlap(out, into) / 1e3:.1f} ms")
+      f"({gib(is_in):.2f} GiB), both at once {intersect_length(out, into) / 1e3:.1f} ms")
 # The program's launches (the host's track 1): the thread's time from the first to the last.
 launches = sorted(e["ts"] for e in d if e.get("pid") == 2 and e.get("tid") == 1 and begin <= e.get("ts", -1) < end)
 print(f"the program's launches in it: {len(launches)}, {(launches[-1] - launches[0]) / 1e3:.1f} ms from the "
