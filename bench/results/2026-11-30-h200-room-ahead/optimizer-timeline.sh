@@ -2,7 +2,8 @@
 # The 1B decoder's optimizer at 2x (the sixth step's AdamW, from its first foreach kernel to its
 # last), from the trace kept in ../2026-11-30-h200-step-phases: the program's kernels, deepum's
 # copies out (its two store lanes) and in (its discard stream's copies to the GPU) busy, how long
-# both ways ran at once, the GiB each way, the program's launches in it; then 5 ms buckets.
+# both ways ran at once, the GiB each way, the copies in one by one and the gaps between them, the
+# program's launches in it; then 5 ms buckets.
 #   optimizer-timeline.sh BUILD_DIR   (a build with the deepum CLI)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,6 +33,15 @@ gib = lambda sel: sum(e["args"].get("bytes", 0) for e in inside if sel(e)) / 2**
 print(f"optimizer {(end - begin) / 1e3:.1f} ms: kernels {length(kernels) / 1e3:.1f} ms, copies out busy "
       f"{length(out) / 1e3:.1f} ms ({gib(is_out):.2f} GiB), in busy {length(into) / 1e3:.1f} ms "
       f"({gib(is_in):.2f} GiB), both at once {intersect_length(out, into) / 1e3:.1f} ms")
+# The copies in one by one: their rate, and the gaps between them (a piece's copy kernel between
+# two copies is a short one).
+ins = sorted((e for e in inside if is_in(e)), key=lambda e: e["ts"])
+rates = sorted(e["args"]["bytes"] / e["dur"] / 1e3 for e in ins)
+gaps = [b["ts"] - a["ts"] - a["dur"] for a, b in zip(ins, ins[1:])]
+long_gaps = [g for g in gaps if g >= 1000]
+print(f"copies in: {len(ins)}, median {rates[len(rates) // 2]:.1f} GB/s; gaps under 50 us: "
+      f"{sum(g < 50 for g in gaps)} ({sum(g for g in gaps if g < 50) / 1e3:.1f} ms), of 1 ms or more: "
+      f"{len(long_gaps)} ({sum(long_gaps) / 1e3:.1f} ms)")
 # The program's launches (the host's track 1): the thread's time from the first to the last.
 launches = sorted(e["ts"] for e in d if e.get("pid") == 2 and e.get("tid") == 1 and begin <= e.get("ts", -1) < end)
 print(f"the program's launches in it: {len(launches)}, {(launches[-1] - launches[0]) / 1e3:.1f} ms from the "
