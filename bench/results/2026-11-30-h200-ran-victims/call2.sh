@@ -1,0 +1,40 @@
+#!/bin/bash
+# Call 2: the batch an eviction frees (experiments.patch, the working tree: X_BATCHDIV=D divides
+# the library's batch, an eighth of the resident limit, by D; X_NOEND=1 keeps every other decision
+# as ad2f967 makes it). The 1B decoder, BERT-large, ResNet-152 and GPT-2 350M at 2x (mode fast, the
+# resident limit half the footprint the zoo measured), seven steps, batches limit/8, /16, /32.
+set -uo pipefail
+nvidia-smi --query-gpu=name,driver_version,memory.free --format=csv,noheader
+s=$(date +%s)
+DEEPUM_BUILD_TARGETS="deepum" scripts/build.sh /tmp/bn -DDEEPUM_WARNINGS_AS_ERRORS=OFF >/tmp/bn.log 2>&1 || { tail -30 /tmp/bn.log; exit 1; }
+echo "build $(( $(date +%s)-s ))s"
+mkdir -p $OUT/runs
+run() {  # NAME FOOTPRINT SETTING COMMAND...
+  local name=$1 footprint=$2 setting=$3; shift 3
+  local tag=$name-${setting// /-}
+  env DEEPUM_ALLOC_LIMIT=60% DEEPUM_MODE=fast DEEPUM_RESIDENT_LIMIT=$(( footprint / 2 ))B \
+    DEEPUM_STATS_FILE=$OUT/runs/$tag.stats.json $setting LD_PRELOAD=/tmp/bn/lib/libdeepum.so \
+    timeout 90 "$@" > $OUT/runs/$tag.log 2>&1
+  local rc=$?
+  local t=$(grep -oE 'time_ms [0-9.]+' $OUT/runs/$tag.log | awk '{printf "%.0f ", $2}')
+  local med=$(grep -oE 'time_ms [0-9.]+' $OUT/runs/$tag.log | awk 'NR>=3{print $2}' | sort -n | awk '{a[NR]=$1} END{if(NR) printf "%.1f", (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}')
+  local loss=$(grep -oE 'loss [0-9.]+' $OUT/runs/$tag.log | tail -1)
+  echo "$name $setting exit $rc at $(( $(date +%s)-s ))s: median of steps 2+ $med ms; steps $t; last $loss"
+}
+hf=examples/zoo/train_hf.py
+{
+  for d in 1 2 4; do
+    run llama-1b 19566428160 "X_NOEND=1 X_BATCHDIV=$d" python3 $hf --model llama-1b --batch 4 --seq-len 512 --vocab 32000 --steps 7
+  done
+  for d in 1 2 4; do
+    run bert-large 20965228544 "X_NOEND=1 X_BATCHDIV=$d" python3 $hf --model bert-large --batch 16 --seq-len 512 --steps 7
+  done
+  for d in 1 2 4; do
+    run resnet152 6675234816 "X_NOEND=1 X_BATCHDIV=$d" python3 examples/pytorch/train_resnet.py --model resnet152 --batch 32 --steps 7
+  done
+  for d in 1 2 4; do
+    run gpt2-350m 22691184640 "X_NOEND=1 X_BATCHDIV=$d" python3 examples/pytorch/train_gpt2.py --preset gpt2-350m --batch 8 --steps 7 --warmup-steps 1
+  done
+} 2>&1 | tee $OUT/call2-runs.txt
+tar czf $OUT/call2-runs.tar.gz -C $OUT runs && rm -rf $OUT/runs
+echo "done at $(( $(date +%s)-s ))s"
