@@ -416,7 +416,9 @@ std::vector<LaunchOrderedResidency::LruEntry> LaunchOrderedResidency::victim_ord
       ++stats_.victims_unenqueued_blocks;  // a move now would land before that operation
       continue;
     }
-    const std::uint64_t next = predicted_next_use(block, now, period);
+    const std::uint64_t next = next_use_oracle_
+                                   ? next_use_oracle_(part(*entry.first, entry.second).address, now)
+                                   : predicted_next_use(block, now, period);
     if (next == 0) {
       order.push_back(entry);
     } else {

@@ -40,6 +40,11 @@ void OrderedPolicy::begin(Executor& executor) {
   // The simulator runs one stream, so a swap follows every earlier operation: blocks the trace's
   // other streams named are swapped, as the library does once its markers show their users.
   model_->set_stream_follower([](std::uint64_t, std::uint64_t) { return true; });
+  if (options_.true_next_use) {
+    times_ = block_times(w);
+    model_->set_next_use_oracle(
+        [this](std::uint64_t address, std::uint64_t now) { return true_next_use(address, now); });
+  }
   next_event_ = 0;
   host_ = 0;
   discard_stream_free_ = 0;
@@ -78,7 +83,18 @@ void OrderedPolicy::set_done(std::vector<Nanoseconds>& done, std::uint64_t numbe
   done[number] = at;
 }
 
+std::uint64_t OrderedPolicy::true_next_use(std::uint64_t address, std::uint64_t now) const {
+  const std::vector<core::BlockId>& ids = workload_->block_ids;
+  const auto it = std::lower_bound(ids.begin(), ids.end(), core::block_of(address));
+  if (it == ids.end() || *it != core::block_of(address)) return 0;  // no operation names it
+  const std::uint32_t next = times_.next_use(static_cast<BlockIndex>(it - ids.begin()), deciding_);
+  // The model numbers only the operations it decides: the distance counts every one, which keeps
+  // the order of the blocks' next uses.
+  return next == BlockTimes::kNever ? 0 : now + (next - deciding_);
+}
+
 std::optional<core::LaunchEviction> OrderedPolicy::decide(std::uint32_t k, const Workload& w) {
+  deciding_ = k;
   const StepOperands& step = w.operands[k];
   if (!step.known) return std::nullopt;
   const KernelStep& kernel = w.kernels[k];

@@ -238,11 +238,15 @@ std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t residen
   // "-now": victims by predicted next use, nothing copied back ahead.
   const bool now_only = !lru && name.ends_with("-now");
   if (now_only) name.remove_suffix(4);
+  // "-oracle": victims by the trace's true next use.
+  const bool oracle = !lru && !now_only && name.ends_with("-oracle");
+  if (oracle) name.remove_suffix(7);
   if (name == "deepum-ordered" || name == "deepum-place" || name == "deepum-swap") {
     OrderedPolicyOptions options;
     options.limit_bytes = resident_limit_bytes;
     options.moves.victims_by_next_use = !lru;
     options.moves.restore_ahead = !lru && !now_only;
+    options.true_next_use = oracle;
     if (name != "deepum-ordered") {
       options.moves.prefetch = true;
       options.moves.discard_dead = true;
@@ -251,7 +255,7 @@ std::unique_ptr<Policy> make_policy(std::string_view name, std::uint64_t residen
     }
     return std::make_unique<OrderedPolicy>(options);
   }
-  if (lru || now_only) return nullptr;
+  if (lru || now_only || oracle) return nullptr;
   if (name == "reactive") return std::make_unique<ReactivePolicy>(false);
   if (name == "reactive-migration") return std::make_unique<ReactivePolicy>(true);
   if (name == "deepum-reactive") return std::make_unique<BatchedReactivePolicy>();
@@ -285,8 +289,8 @@ SimResult simulate_oracle(const Workload& workload, const MachineModel& machine,
 }
 
 std::vector<std::string> policy_names() {
-  return {"reactive",     "reactive-migration", "deepum-reactive", "deepum-ordered",
-          "deepum-place", "deepum-swap",        "deepum-swap-lru", "oracle"};
+  return {"reactive",    "reactive-migration", "deepum-reactive",    "deepum-ordered", "deepum-place",
+          "deepum-swap", "deepum-swap-lru",    "deepum-swap-oracle", "oracle"};
 }
 
 }  // namespace deepum::sim

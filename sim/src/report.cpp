@@ -102,6 +102,15 @@ std::string format_text(const ReplayReport& report) {
   for (const SimResult& result : report.results) {
     if (!result.detail.empty()) out += result.policy + ": " + result.detail + "\n";
   }
+  for (std::size_t i = 0; i < report.victims.size() && i < report.results.size(); ++i) {
+    const VictimCost& v = report.victims[i];
+    out += report.results[i].policy + " victims: " + fixed(gib(v.written_bytes), 3) +
+           " GiB written to the host; named again within " + std::to_string(VictimCost::kSoon) +
+           " operations " + fixed(gib(v.soon_bytes), 3) + " GiB, within " +
+           std::to_string(VictimCost::kLater) + " " + fixed(gib(v.within_bytes), 3) + ", later " +
+           fixed(gib(v.later_bytes), 3) + ", never " + fixed(gib(v.never_bytes), 3) +
+           "; dead before named again " + fixed(gib(v.died_first_bytes), 3) + "\n";
+  }
   if (report.belady) {
     out += "belady: the least any victim choice moves at this capacity, " +
            fixed(gib(report.belady->to_gpu_bytes), 3) + " GiB to the GPU and " +
@@ -153,7 +162,15 @@ std::string format_json(const ReplayReport& report) {
            ", \"prefetched_blocks\": " + num(s.prefetched_blocks) +
            ", \"evicted_blocks\": " + num(s.evicted_blocks) +
            ", \"discarded_blocks\": " + num(s.discarded_blocks) +
-           ", \"released_blocks\": " + num(s.released_blocks) + "}";
+           ", \"released_blocks\": " + num(s.released_blocks);
+    if (i < report.victims.size()) {
+      const VictimCost& v = report.victims[i];
+      out += ", \"victims\": {\"written_bytes\": " + num(v.written_bytes) +
+             ", \"soon_bytes\": " + num(v.soon_bytes) + ", \"within_bytes\": " + num(v.within_bytes) +
+             ", \"later_bytes\": " + num(v.later_bytes) + ", \"never_bytes\": " + num(v.never_bytes) +
+             ", \"died_first_bytes\": " + num(v.died_first_bytes) + "}";
+    }
+    out += "}";
   }
   out += "\n  ]\n}\n";
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <queue>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -10,13 +11,8 @@ namespace deepum::sim {
 
 namespace {
 
-constexpr std::uint32_t kNever = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kNever = BlockTimes::kNever;
 static_assert(core::kBlockBytes == std::uint64_t{1} << 21, "block ids are addresses >> 21");
-
-// Per block, the operations that name it and those before which it dies, each ascending.
-struct BlockTimes {
-  std::vector<std::vector<std::uint32_t>> uses, deaths;
-};
 
 // The bytes of [address, address + bytes) in each of the workload's blocks it overlaps: only
 // blocks the workload has, so a bad trace's huge range costs no more than the workload's size.
@@ -52,6 +48,8 @@ void add_deaths(const Workload& w, BlockTimes& t) {
   for (std::vector<std::uint32_t>& d : t.deaths) std::sort(d.begin(), d.end());
 }
 
+}  // namespace
+
 BlockTimes block_times(const Workload& w) {
   BlockTimes t;
   t.uses.resize(w.block_count());
@@ -62,6 +60,16 @@ BlockTimes block_times(const Workload& w) {
   add_deaths(w, t);
   return t;
 }
+
+std::uint32_t BlockTimes::next_use(BlockIndex block, std::uint32_t after) const {
+  const std::vector<std::uint32_t>& named = uses[block];
+  const std::vector<std::uint32_t>& died = deaths[block];
+  const auto next = std::upper_bound(named.begin(), named.end(), after);
+  const auto death = std::upper_bound(died.begin(), died.end(), after);
+  return std::min(next == named.end() ? kNever : *next, death == died.end() ? kNever : *death);
+}
+
+namespace {
 
 // Whether block b, named at k, dies before `next` (its next use), or at all after k when kNever.
 bool dies_between(const std::vector<std::uint32_t>& deaths, std::uint32_t k, std::uint32_t next) {
@@ -141,6 +149,35 @@ class MinReplay {
 };
 
 }  // namespace
+
+VictimCost victim_cost(const Workload& w, std::span<const EvictionRecord> evictions,
+                       std::uint32_t window_start) {
+  const BlockTimes t = block_times(w);
+  VictimCost cost;
+  for (const EvictionRecord& e : evictions) {
+    if (e.cause == EvictionRecord::Cause::discard || e.kernel < window_start || e.block >= t.uses.size())
+      continue;
+    cost.written_bytes += core::kBlockBytes;
+    // Evicted before operation `kernel` (or during it, for a fault, whose victim it does not name).
+    const std::vector<std::uint32_t>& uses = t.uses[e.block];
+    const auto next = std::lower_bound(uses.begin(), uses.end(), e.kernel);
+    const std::uint32_t at = next == uses.end() ? kNever : *next;
+    // Deaths before operation `kernel` on count: the eviction came after that operation's host events.
+    const std::vector<std::uint32_t>& deaths = t.deaths[e.block];
+    const auto death = std::lower_bound(deaths.begin(), deaths.end(), e.kernel);
+    if (death != deaths.end() && *death <= at) {
+      cost.died_first_bytes += core::kBlockBytes;
+    } else if (at == kNever) {
+      cost.never_bytes += core::kBlockBytes;
+    } else {
+      const std::uint32_t later = at - e.kernel;
+      (later < VictimCost::kSoon    ? cost.soon_bytes
+       : later < VictimCost::kLater ? cost.within_bytes
+                                    : cost.later_bytes) += core::kBlockBytes;
+    }
+  }
+  return cost;
+}
 
 VolumeBound belady_volume(const Workload& w, std::uint64_t capacity_blocks, std::uint32_t window_start) {
   MinReplay replay(w, capacity_blocks);

@@ -41,7 +41,8 @@ constexpr const char* kUsage =
     "      --policy LIST               comma-separated: reactive, reactive-migration, deepum-reactive,\n"
     "                                  deepum-ordered, deepum-place, deepum-swap, oracle;\n"
     "                                  -lru after a deepum-ordered, -place or -swap: victims least\n"
-    "                                  recently named, not by predicted next use\n"
+    "                                  recently named, not by predicted next use; -oracle: by the\n"
+    "                                  trace's true next use\n"
     "                                  (default reactive,deepum-swap,oracle; deepum-swap, mode fast,\n"
     "                                  only where the trace has every launch's operands)\n"
     "      --limit SIZE                the resident limit the deepum-ordered policies hold on the GPU\n"
@@ -58,6 +59,8 @@ constexpr const char* kUsage =
     "      --timing                    print load and replay times to stderr\n"
     "      --timeline FILE.json        write the replay's operations and moves, every iteration, as\n"
     "                                  a trace laid out like deepum's (one --policy)\n"
+    "      --victims                   what each policy's victims cost: the GiB it wrote to the host\n"
+    "                                  by when the trace names them again, and those that die first\n"
     "  deepum-sim generate --model M --batch B --seq S --iterations I --out FILE.dtrace [options]\n"
     "      M: tiny, gpt2-124m, gpt2-xl, 7b, 13b, 70b\n"
     "  deepum-sim generate --model sweep [--arrays K] [--mib M] --iterations I --out FILE.dtrace [options]\n"
@@ -140,7 +143,7 @@ int replay(Args& args) {
   std::optional<std::uint32_t> iterations;
   std::uint32_t warmup = 0;
   WorkloadOptions workload_options;
-  bool json = false, check = false, timing = false;
+  bool json = false, check = false, timing = false, victims = false;
   std::string timeline_path;
   while (!args.done()) {
     const std::string_view arg = args.take();
@@ -217,6 +220,8 @@ int replay(Args& args) {
       check = true;
     } else if (arg == "--timing") {
       timing = true;
+    } else if (arg == "--victims") {
+      victims = true;
     } else if (arg == "--timeline") {
       auto v = need(arg);
       if (!v) return kExitUsage;
@@ -272,6 +277,7 @@ int replay(Args& args) {
   report.machine = *machine;
   RunOptions run_options;
   run_options.record_timeline = !timeline_path.empty();
+  run_options.record_evictions = victims;
   if (warmup > 0) {
     if (warmup >= report.iterations) {
       return usage("--warmup " + std::to_string(warmup) + " leaves none of the " +
@@ -310,6 +316,10 @@ int replay(Args& args) {
       file << timeline_json(workload, result.timeline);
       if (!file.flush()) return error("cannot write the timeline to " + timeline_path);
       result.timeline.clear();
+    }
+    if (victims) {
+      report.victims.push_back(victim_cost(workload, result.evictions, run_options.window_start));
+      result.evictions.clear();
     }
     result.stats = stats_between(result.before_window, result.stats);
     if (timing)

@@ -86,6 +86,10 @@ expect 2 '^deepum-sim: --timeline writes one replay: give it one --policy' "$sim
 expect 2 '^deepum-sim: plan needs a trace file' "$sim" plan
 expect 2 '^deepum-sim: --memory 3 apples: ' "$sim" plan trace.dtrace --memory '3 apples'
 expect 2 '^deepum-sim: --within expects a factor of 1 or more, got 0.5' "$sim" plan trace.dtrace --within 0.5
+# --victims: one line per policy, the engine's with victims by the trace's true next use among them.
+expect 0 'kernels \([0-9]+ per iteration\)' "$sim" generate --model tiny --batch 2 --seq 128 --iterations 3 --out "$work/tiny.dtrace"
+expect 0 '^deepum-swap-oracle victims: [0-9.]+ GiB written to the host; named again within 64 operations [0-9.]+ GiB' \
+  "$sim" replay "$work/tiny.dtrace" --oversubscription 1.5 --policy deepum-swap-oracle,oracle --victims
 
 if ((failures)); then
   echo "$failures check(s) failed"

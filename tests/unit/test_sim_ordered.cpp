@@ -1,7 +1,8 @@
 // The simulator's launch-ordered policies (OrderedPolicy: the library's LaunchOrderedResidency
 // replayed from a trace's launch operands and allocator buffers): host events land before the
 // right operation, the limit is held by evictions, swapping replaces the faults back with copies,
-// and a trace without operands is refused.
+// victims by the trace's true next use (-oracle) move less where no loop is learned, and a trace
+// without operands is refused.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -151,6 +152,27 @@ TEST_CASE("the ordered policies hold the limit; swapping replaces faults back wi
 
   // Deterministic.
   CHECK(replay(w, "deepum-swap", limit).stats.total_ns == swapped.stats.total_ns);
+}
+
+TEST_CASE("-oracle: victims by the trace's true next use, where the engine has learned no loop") {
+  // Four iterations are too few to learn the loop: deepum-swap takes its victims least recently
+  // named, in a cycle of three tensors with room for two the one needed next. The trace's next
+  // uses keep that one and let the other go.
+  const Workload w = training_loop(4, true).finish();
+  const std::uint64_t limit = 16 * kMiB;
+  std::unique_ptr<Policy> oracle_policy = make_policy("deepum-swap-oracle", limit);
+  REQUIRE(oracle_policy != nullptr);
+  CHECK(oracle_policy->name() == "deepum-swap-oracle");
+  const SimResult oracle = simulate(w, MachineModel::h200(), *oracle_policy);
+  const auto& oracle_model = dynamic_cast<OrderedPolicy&>(*oracle_policy).model_stats();
+  const SimResult learned = replay(w, "deepum-swap", limit);
+  CHECK(oracle_model.peak_bytes <= limit + kTensor);
+  CHECK(oracle.stats.faults == 0);
+  CHECK(oracle.stats.d2h_bytes > 0);
+  CHECK(oracle.stats.d2h_bytes < learned.stats.d2h_bytes);
+  CHECK(oracle.stats.h2d_bytes < learned.stats.h2d_bytes);
+  CHECK(make_policy("deepum-swap-lru-oracle", limit) == nullptr);
+  CHECK(make_policy("reactive-oracle", limit) == nullptr);
 }
 
 TEST_CASE("operations are decided in launch order, with their shapes, as the library decides them") {

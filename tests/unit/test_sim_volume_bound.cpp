@@ -1,7 +1,8 @@
 // Belady's MIN volume (sim/volume_bound.hpp) on hand-built workloads: nothing moves when all fits
 // or on first touch, a cyclic loop moves what MIN must, a block that dies before its next use (its
 // range freed or its buffers returned) leaves and returns for nothing, only the window counts, and a
-// damaged trace's huge buffer costs no more than the workload's blocks.
+// damaged trace's huge buffer costs no more than the workload's blocks. Then a block's next use,
+// and what a replay's victims cost: by when they are named again, and those that die first.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -105,4 +106,53 @@ TEST_CASE("a buffer as large as the address space costs no more than the workloa
                       {4, HostEvent::Kind::buffer_returned, 0, all, 7}};
   CHECK(belady_volume(huge, 2).to_gpu_bytes == 0);
   CHECK(belady_volume(huge, 2).to_host_bytes == 0);
+}
+
+TEST_CASE("a block's next use: its next naming, or its death where that comes first") {
+  Workload w = operations({{0}, {1}, {0}, {2}, {1}, {2}}, 3);
+  w.releases.push_back({3, 1, 1});  // B's range freed before operation 3, named again at 4
+  const BlockTimes t = block_times(w);
+  CHECK(t.next_use(0, 0) == 2);
+  CHECK(t.next_use(0, 2) == BlockTimes::kNever);  // neither named again nor dead
+  CHECK(t.next_use(1, 1) == 3);                   // dies before 3
+  CHECK(t.next_use(1, 3) == 4);
+  CHECK(t.next_use(2, 3) == 5);
+}
+
+TEST_CASE("victims by when the trace names them next, and those that die first") {
+  // A B C, A at 3, then D 70 times, B at 74, then E 1,030 times, C at 1105; F never named.
+  std::vector<std::vector<BlockIndex>> named{{0}, {1}, {2}, {0}};
+  named.insert(named.end(), 70, {3});
+  named.push_back({1});
+  named.insert(named.end(), 1030, {4});
+  named.push_back({2});
+  Workload w = operations(named, 6);
+  using Cause = EvictionRecord::Cause;
+  const std::vector<EvictionRecord> evictions{
+      {2, 0, Cause::hint},      // A, named again 1 operation later
+      {2, 1, Cause::fault},     // B, 72 later
+      {3, 2, Cause::prefetch},  // C, 1,102 later
+      {3, 2, Cause::discard},   // dropped: no cost
+      {4, 5, Cause::hint},      // F: never named again
+  };
+  const VictimCost cost = victim_cost(w, evictions);
+  CHECK(cost.written_bytes == 4 * kBlock);
+  CHECK(cost.soon_bytes == kBlock);
+  CHECK(cost.within_bytes == kBlock);
+  CHECK(cost.later_bytes == kBlock);
+  CHECK(cost.never_bytes == kBlock);
+  CHECK(cost.died_first_bytes == 0);
+  // Only the evictions from the window on.
+  const VictimCost window = victim_cost(w, evictions, 3);
+  CHECK(window.written_bytes == 2 * kBlock);
+  CHECK(window.later_bytes == kBlock);
+  CHECK(window.never_bytes == kBlock);
+  // B's range freed before it is named again: written for nothing. A freed before operation 2,
+  // where it was evicted: it died before the eviction, which wrote it for nothing as well.
+  w.releases = {{50, 1, 1}, {2, 0, 1}};
+  const VictimCost died = victim_cost(w, evictions);
+  CHECK(died.died_first_bytes == 2 * kBlock);
+  CHECK(died.soon_bytes == 0);
+  CHECK(died.within_bytes == 0);
+  CHECK(died.written_bytes == 4 * kBlock);
 }

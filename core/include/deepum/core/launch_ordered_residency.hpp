@@ -305,6 +305,13 @@ class LaunchOrderedResidency {
   void set_stream_follower(std::function<bool(std::uint64_t stream, std::uint64_t operation)> can_follow) {
     can_follow_ = std::move(can_follow);
   }
+  // Victims by the next use `next_use(address, now)` gives the block holding `address` (an
+  // operation numbered as the model numbers them; 0: none), in place of the learned loop's
+  // prediction, loop or not. For the simulator, which knows the trace's future: how far a perfect
+  // predictor would take the same engine.
+  void set_next_use_oracle(std::function<std::uint64_t(std::uint64_t address, std::uint64_t now)> next_use) {
+    next_use_oracle_ = std::move(next_use);
+  }
 
   // Whether any of `pointers` lies in a range this model holds.
   bool holds_any(const std::uint64_t* pointers, std::size_t count) const;
@@ -478,7 +485,8 @@ class LaunchOrderedResidency {
 
   std::uint64_t limit_, batch_;
   LaunchOrderedOptions options_;
-  std::function<bool(std::uint64_t, std::uint64_t)> can_follow_;  // see set_stream_follower
+  std::function<bool(std::uint64_t, std::uint64_t)> can_follow_;                // see set_stream_follower
+  std::function<std::uint64_t(std::uint64_t, std::uint64_t)> next_use_oracle_;  // see set_next_use_oracle
   std::map<std::uint64_t, Range> ranges_;  // live managed ranges, by address (nodes never move)
   std::list<LruEntry> lru_;                // resident parts, least recently named first
   LoopPeriod loop_by_address_, loop_by_shape_;

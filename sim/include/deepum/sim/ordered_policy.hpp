@@ -24,6 +24,7 @@
 
 #include "deepum/core/launch_ordered_residency.hpp"
 #include "deepum/sim/engine.hpp"
+#include "deepum/sim/volume_bound.hpp"
 
 namespace deepum::sim {
 
@@ -34,6 +35,10 @@ struct OrderedPolicyOptions {
   // The resident limit the model holds; 0: the simulated GPU's capacity. Below the capacity it
   // replays a run with the library's resident_limit on a larger GPU.
   std::uint64_t limit_bytes = 0;
+  // Victims by the trace's true next use (BlockTimes::next_use: its next naming, or its death,
+  // where its room comes back without a copy) in place of the learned loop's prediction: what a
+  // perfect predictor would give the same engine.
+  bool true_next_use = false;
 };
 
 class OrderedPolicy final : public Policy {
@@ -42,6 +47,11 @@ class OrderedPolicy final : public Policy {
   // "deepum-swap" with swapping, else "deepum-place" with placing, else "deepum-ordered" (the
   // detail says which moves were on).
   std::string_view name() const override {
+    if (options_.true_next_use) {
+      return options_.moves.swap          ? "deepum-swap-oracle"
+             : options_.moves.place_fresh ? "deepum-place-oracle"
+                                          : "deepum-ordered-oracle";
+    }
     const bool lru = !options_.moves.victims_by_next_use;
     if (!lru && !options_.moves.restore_ahead && options_.moves.swap) return "deepum-swap-now";
     return options_.moves.swap          ? (lru ? "deepum-swap-lru" : "deepum-swap")
@@ -74,6 +84,9 @@ class OrderedPolicy final : public Policy {
   // The program's thread waits until evictions `numbers` are issued, where the machine says so.
   void wait_issued(const MachineModel& m, std::initializer_list<std::uint64_t> numbers);
   static void set_done(std::vector<Nanoseconds>& done, std::uint64_t number, Nanoseconds at);
+  // With true_next_use: the model's next use of the block holding `address`, as operation `now`
+  // (the model's number for the operation being decided, deciding_) sees it.
+  std::uint64_t true_next_use(std::uint64_t address, std::uint64_t now) const;
 
   OrderedPolicyOptions options_;
   std::optional<core::LaunchOrderedResidency> model_;
@@ -89,6 +102,8 @@ class OrderedPolicy final : public Policy {
   std::vector<Nanoseconds> eviction_issued_;
   std::vector<Nanoseconds> placement_done_;  // by placement_number
   std::vector<BlockIndex> blocks_;
+  BlockTimes times_;            // with true_next_use
+  std::uint32_t deciding_ = 0;  // the operation being decided
   std::vector<std::uint64_t> pointers_, extents_;
 };
 

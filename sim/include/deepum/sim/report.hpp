@@ -25,6 +25,8 @@ struct ReplayReport {
   std::vector<SimResult> results;
   // Belady's MIN over the measured iterations at this capacity: the least any victim choice moves.
   std::optional<VolumeBound> belady;
+  // What each result's victims cost over the measured iterations (one per result), or empty.
+  std::vector<VictimCost> victims;
 };
 
 // max(compute, H2D bytes / prefetch H2D rate + D2H bytes / prefetch D2H rate) with the oracle's
