@@ -3,7 +3,8 @@
 from one loss kernel to the next and splits into backward, optimizer and forward by the optimizer's
 kernels; busy time is the union of the program's kernels (deepum's copy kernel left out), bytes
 are summed by direction per phase; a step without an optimizer kernel makes no row; a file that is
-not a trace gets a clear error."""
+not a trace gets a clear error; --timeline splits one phase into buckets of busy shares, launches
+and move markers, and names a row or phase that does not exist."""
 
 from __future__ import annotations
 
@@ -96,6 +97,73 @@ class PhaseBreakdown(unittest.TestCase):
                                     capture_output=True, text=True, check=True)
             self.assertEqual(len(result.stdout.splitlines()), 2 + 3)
             self.assertIn("optimizer", result.stdout)
+
+
+def host(tid, name, at_ms):
+    return {"name": name, "ph": "i", "s": "t", "pid": 2, "tid": tid, "ts": at_ms * MS, "args": {}}
+
+
+def timeline_trace():
+    document = trace()
+    # Row 0's backward runs from its loss (20 ms) to its first optimizer kernel (60 ms).
+    document["traceEvents"] += [
+        {"name": "memcpy HtoD 32.00 MiB", "ph": "X", "pid": 1, "tid": 14, "ts": 22 * MS, "dur": 5 * MS,
+         "args": {"kind": "HtoD", "bytes": 32 << 20}},
+        {"name": "memcpy DtoH 32.00 MiB", "ph": "X", "pid": 1, "tid": 12, "ts": 25 * MS, "dur": 10 * MS,
+         "args": {"kind": "DtoH", "bytes": 32 << 20}},
+        host(1, "gemm_backward", 21), host(1, "gemm_backward", 22), host(2, "discard", 41),
+        host(2, "prefetch to GPU", 59), host(2, "prefetch to GPU", 59.5), host(2, "evict to host", 61)]
+    return document
+
+
+class Timeline(unittest.TestCase):
+    def buckets(self):
+        events = timeline_trace()["traceEvents"]
+        rows = phase_breakdown.breakdown(phase_breakdown.gpu_executions(events), "nll_loss_forward",
+                                         "Foreach|multi_tensor")
+        begin, end = rows[0]["bounds_us"]["backward"]
+        return phase_breakdown.timeline(events, begin, end, 10.0)
+
+    def test_busy_shares_per_bucket(self):
+        b = self.buckets()
+        self.assertEqual([r["start_ms"] for r in b], [0, 10, 20, 30])
+        # 20-30 ms: the loss kernel 1 ms, the copy to the GPU 5 ms, to the host 5 ms.
+        self.assertAlmostEqual(b[0]["kernels_pct"], 10.0)
+        self.assertAlmostEqual(b[0]["to_gpu_pct"], 50.0)
+        self.assertAlmostEqual(b[0]["to_host_pct"], 50.0)
+        # 30-40 ms: two overlapping backward kernels count once; 40-50: the second one's last 5 ms.
+        self.assertAlmostEqual(b[1]["kernels_pct"], 100.0)
+        self.assertAlmostEqual(b[1]["to_host_pct"], 50.0)
+        self.assertAlmostEqual(b[2]["kernels_pct"], 50.0)
+        # 50-60 ms: deepum's copy kernel is its own column, not the program's.
+        self.assertAlmostEqual(b[3]["copy_kernel_pct"], 50.0)
+        self.assertAlmostEqual(b[3]["kernels_pct"], 0.0)
+
+    def test_host_counts_per_bucket(self):
+        b = self.buckets()
+        self.assertEqual(b[0]["launches"], 2)
+        self.assertEqual(b[2]["moves"], {"discard": 1})
+        # The marker at 61 ms is past the phase.
+        self.assertEqual(b[3]["moves"], {"prefetch to GPU": 2})
+
+    def test_command_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "run.perfetto.json"
+            path.write_text(json.dumps(timeline_trace()))
+
+            def run(*arguments):
+                return subprocess.run([sys.executable, str(TOOL), str(path), *arguments],
+                                      capture_output=True, text=True)
+
+            table = run("--timeline", "0", "backward")
+            self.assertEqual(table.returncode, 0, table.stderr)
+            self.assertEqual(len(table.stdout.splitlines()), 2 + 4)
+            self.assertIn("discard 1", table.stdout)
+            as_json = json.loads(run("--timeline", "0", "forward", "--bucket-ms", "48", "--json").stdout)
+            self.assertEqual(len(as_json), 1)
+            self.assertIn("row 7 is not one of 0..2", run("--timeline", "7", "backward").stderr)
+            self.assertIn("'sideways' is not backward", run("--timeline", "0", "sideways").stderr)
+            self.assertIn("must be positive", run("--bucket-ms", "0").stderr)
 
 
 if __name__ == "__main__":
