@@ -98,11 +98,13 @@ def breakdown(gpu, loss_kernel, optimizer_kernel):
     return rows
 
 
-def timeline(events, begin, end, bucket_ms):
-    """Per bucket of [begin, end) (microseconds): busy shares and host-side counts (see the top)."""
+def timeline(events, begin, end, bucket_ms, gpu=None):
+    """Per bucket of [begin, end) (microseconds): busy shares and host-side counts (see the top).
+    `gpu`: gpu_executions(events), where the caller has it already."""
     width = bucket_ms * 1e3
     count = max(1, int(-(-(end - begin) // width)))
-    gpu = gpu_executions(events)
+    if gpu is None:
+        gpu = gpu_executions(events)
     # The program's streams run its kernels; deepum's run only copies and its copy kernel.
     program_streams = {e["tid"] for e in gpu
                        if not e["name"].startswith(("memcpy", "memset")) and e["name"] != OWN_KERNEL}
@@ -172,7 +174,8 @@ def main():
     if args.bucket_ms <= 0:
         parser.error("--bucket-ms must be positive")
     events = load_events(args.trace)
-    rows = breakdown(gpu_executions(events), args.loss_kernel, args.optimizer_kernel)
+    gpu = gpu_executions(events)
+    rows = breakdown(gpu, args.loss_kernel, args.optimizer_kernel)
     if not rows:
         sys.exit(f"{args.trace}: no loss kernel ({args.loss_kernel}) with an optimizer kernel "
                  f"({args.optimizer_kernel}) before the next one")
@@ -183,7 +186,7 @@ def main():
         if phase not in ("backward", "optimizer", "forward"):
             parser.error(f"--timeline: phase {phase!r} is not backward, optimizer or forward")
         begin, end = rows[int(row_text)]["bounds_us"][phase]
-        buckets = timeline(events, begin, end, args.bucket_ms)
+        buckets = timeline(events, begin, end, args.bucket_ms, gpu)
         if args.json:
             print(json.dumps(buckets, indent=1))
         else:
