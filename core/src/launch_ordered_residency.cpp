@@ -124,6 +124,7 @@ void LaunchOrderedResidency::on_buffer_returned(std::uint64_t address, std::uint
     release_swapped(*range, id - block_of(range->address));  // nothing the program can read
     block.dead = true;
     block.dead_stream = stream;
+    block.dead_at = launch_seq_;
     block.fresh_epoch = 0;  // fresh again only once handed out whole
     stats_.dead_returned_bytes += kBlockBytes;
   }
@@ -519,8 +520,11 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
         }
       }
       (droppable ? dead : swap ? swapped : live).push_back(order[i]);
-      if (droppable)
+      if (droppable) {
         decision.discard_after_eviction = std::max(decision.discard_after_eviction, block.evicted_by);
+        decision.discard_after_launch =
+            std::max({decision.discard_after_launch, block.dead_at, block.named_at});
+      }
       if (swap) {
         range->blocks[index].swapped = true;
         swapped_bytes_ += part_bytes;

@@ -113,6 +113,14 @@ std::string StreamOrderedEvictor::create() {
     core::logger().warn(
         "no device memory for the copies back from the swap store to pass through: they "
         "take turns with the copies out");
+  if (stream_create.get()(&drop_stream_, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+    drop_stream_ = discard_stream_;
+  // A stream and a buffer of their own, else behind the discard stream's placements as well.
+  restore_stream_ = discard_stream_;
+  CUstream restores = nullptr;
+  if (swaps_ && restore_staging_.buffer() != 0 && ahead_staging_.allocate(/*with_kernel=*/true) &&
+      stream_create.get()(&restores, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS)
+    restore_stream_ = restores;
   for (std::size_t i = 0; i < kEvents; ++i) {
     CUevent event = nullptr;
     if (CUresult r = event_create.get()(&event, CU_EVENT_DEFAULT); r != CUDA_SUCCESS)
@@ -159,6 +167,7 @@ void StreamOrderedEvictor::forget_context_handles() {
   markers_.clear();
   releases_.clear();
   restore_staging_.forget();
+  ahead_staging_.forget();
   host_place_stream_.store(nullptr);
 }
 
@@ -417,9 +426,10 @@ void StreamOrderedEvictor::reap() {
     // moves are reaped in the order issued).
     std::uint64_t start = end;
     if (move.kind == Move::prefetch || move.kind == Move::placement) {
-      // A placement runs on the discard stream, after the discards and placements before it.
-      const bool placement = move.kind == Move::placement;
-      std::uint64_t& previous_end = placement ? last_placement_end_ : last_prefetch_end_;
+      // A placement runs after the placements before it on its stream.
+      std::uint64_t& previous_end = move.kind == Move::prefetch ? last_prefetch_end_
+                                    : move.ahead                ? last_ahead_end_
+                                                                : last_placement_end_;
       std::uint64_t earliest = std::max(move.enqueued, previous_end);
       if (move.waited_eviction != 0) earliest = std::max(earliest, eviction_ends_[move.waited_eviction - 1]);
       if (move.after_discard) earliest = std::max(earliest, last_discard_end_);
@@ -429,7 +439,9 @@ void StreamOrderedEvictor::reap() {
       eviction_ends_ = {end, eviction_ends_[0]};
     } else {
       last_discard_end_ = std::max(last_discard_end_, end);
-      last_placement_end_ = std::max(last_placement_end_, end);  // the discard stream's FIFO
+      // Placements and copies back ahead wait for it (its room).
+      last_placement_end_ = std::max(last_placement_end_, end);
+      last_ahead_end_ = std::max(last_ahead_end_, end);
     }
     if (move.kind == Move::placement) placements_reaped_ = std::max(placements_reaped_, move.number);
     const bool to_gpu = move.kind == Move::prefetch || move.kind == Move::placement;
@@ -512,18 +524,19 @@ CUresult StreamOrderedEvictor::swap_out(const std::vector<BlockCopy>& copies,
   return r;
 }
 
-CUresult StreamOrderedEvictor::copy_back(const std::vector<core::AddressRange>& restore, HostWork& work) {
+CUresult StreamOrderedEvictor::copy_back(const std::vector<core::AddressRange>& restore, HostWork& work,
+                                         CUstream on, const Staging& staging) {
   std::vector<BlockCopy> copies;
   for_each_block(restore, [&](std::uint64_t block, std::uint64_t bytes) {
     // Never copied out cannot happen (the model swaps what the store took): skipped all the same.
     if (void* slot = store_->find(block)) copies.push_back({block, bytes, slot});
   });
   const auto started = std::chrono::steady_clock::now();
-  const CUresult r = copy_blocks(copies, /*to_store=*/false, device_, discard_stream_, &restore_staging_);
+  const CUresult r = copy_blocks(copies, /*to_store=*/false, device_, on, &staging);
   copy_back_calls_ns_.fetch_add(ns_since(started), std::memory_order_relaxed);
   if (r != CUDA_SUCCESS) {
     // After the placement and whatever copies were enqueued: the host writes them all.
-    work.stream_syncs.push_back(discard_stream_);
+    work.stream_syncs.push_back(on);
     copy_back_on_host(restore, work);
   }
   return r;
@@ -627,11 +640,21 @@ CUevent StreamOrderedEvictor::marker_after_id(std::uint64_t id, std::uint64_t la
   return nullptr;
 }
 
-CUevent StreamOrderedEvictor::placement_in_flight(std::uint64_t number, bool every) const {
-  for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
-    if (it->kind == Move::placement && (every || it->number == number)) return it->done;
+std::array<CUevent, 2> StreamOrderedEvictor::placements_up_to(std::uint64_t number) const {
+  std::array<CUevent, 2> latest{};  // finished (reaped) already, or none: nullptr
+  for (auto it = in_flight_.rbegin(); it != in_flight_.rend() && (!latest[0] || !latest[1]); ++it) {
+    CUevent& on_its_stream = latest[it->ahead ? 1 : 0];
+    if (it->kind == Move::placement && it->number <= number && on_its_stream == nullptr)
+      on_its_stream = it->done;
   }
-  return nullptr;  // finished (reaped) already, or none
+  return latest;
+}
+
+CUevent StreamOrderedEvictor::discard_in_flight() const {
+  for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
+    if (it->kind == Move::discard) return it->done;
+  }
+  return nullptr;
 }
 
 StreamOrderedEvictor::EvictionRef StreamOrderedEvictor::eviction_up_to(std::uint64_t number) const {
@@ -672,38 +695,47 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
   CUmemLocation host{};
   host.type = CU_MEM_LOCATION_TYPE_HOST;
   CUresult r = CUDA_SUCCESS;
+  bool program_done_recorded = false;
   if (dropped != nullptr) {
     EnqueueTimer timer(*this, Move::discard);
-    // After the program's work so far in the launch's stream: every user of the dead blocks,
-    // named or not. Dropped (and placed on the host, unless discard_in_place_) in one call,
-    // nothing copied, on the discard stream: not behind evictions, but behind any placement there
-    // (which may wait for one).
-    r = event_record.get()(program_done_, stream);
-    if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
-    // And after the eviction that last moved a victim out: program_done_ does not cover it where
-    // the launch's own wait for it is left to the host work (the thread had not issued it yet).
+    // After every user of the dead blocks, named or not: those in the launch's stream before the
+    // operation each was taken back at (or named at since), shown run by a progress marker, else
+    // the stream's work so far. Dropped (and placed on the host, unless discard_in_place_) in one
+    // call, nothing copied, on the drop stream: not behind evictions or placements.
+    if (CUevent users_done = marker_after(stream, decision.discard_after_launch); users_done != nullptr) {
+      r = stream_wait_event.get()(drop_stream_, users_done, 0);
+    } else {
+      r = event_record.get()(program_done_, stream);
+      program_done_recorded = r == CUDA_SUCCESS;
+      if (r == CUDA_SUCCESS) r = stream_wait_event.get()(drop_stream_, program_done_, 0);
+    }
+    // A block copied back ahead may die before anything names it: not dropped beside that copy.
+    if (CUevent ahead = every_placement_in_flight()[1]; ahead != nullptr && r == CUDA_SUCCESS)
+      r = stream_wait_event.get()(drop_stream_, ahead, 0);
+    // And after the eviction that last moved a victim out: the markers do not cover it where the
+    // launch's own wait for it is left to the host work (the thread had not issued it yet).
     if (decision.discard_after_eviction != 0 && r == CUDA_SUCCESS) {
       if (const EvictionRef moving = eviction_up_to(decision.discard_after_eviction))
-        r = wait_in_own_stream(discard_stream_, moving);
+        r = wait_in_own_stream(drop_stream_, moving);
     }
     if (r == CUDA_SUCCESS) {
       // Where the driver lacks the in-place discard, dropped and placed on the host instead.
       r = discard_in_place_ && discard_batch.get() != nullptr
-              ? discard_where_they_are(decision.discard, discard_stream_)
-              : discard_and_prefetch_to(decision.discard, host, discard_stream_);
+              ? discard_where_they_are(decision.discard, drop_stream_)
+              : discard_and_prefetch_to(decision.discard, host, drop_stream_);
     }
     if (r == CUDA_SUCCESS) {
       // Queued: nothing the program enqueues later may run beside it (a block handed out again
       // would lose what is written into it), so the launch waits for it, or else the host does.
       discarded = std::exchange(decision.discard, {});
-      r = event_record.get()(dropped, discard_stream_);
+      r = event_record.get()(dropped, drop_stream_);
       if (r == CUDA_SUCCESS) {
         in_flight_.push_back({dropped, discarded, Move::discard, host_time});
         r = stream_wait_event.get()(stream, dropped, 0);
       } else {
         free_events_.push_back(std::exchange(dropped, nullptr));
       }
-      if (r != CUDA_SUCCESS) work.stream_syncs.push_back(discard_stream_);
+      if (r != CUDA_SUCCESS) work.stream_syncs.push_back(drop_stream_);
     } else {
       free_events_.push_back(std::exchange(dropped, nullptr));
     }
@@ -717,7 +749,7 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
       evictions_after_marker_.fetch_add(1, std::memory_order_relaxed);
     } else {
       after = program_done_;
-      if (dropped == nullptr) r = event_record.get()(program_done_, stream);
+      if (!program_done_recorded) r = event_record.get()(program_done_, stream);
     }
     if (r == CUDA_SUCCESS) {
       if (!issue_eviction(stream, decision, host_time, after, done, ready, evicted, work)) return false;
@@ -761,20 +793,25 @@ void StreamOrderedEvictor::issue_restore_ahead(core::LaunchEviction& decision, s
   // swaps' host waits, and by a thread of its own its placement took turns with the swaps' drops in
   // the driver; the sweep and the CuPy loop ran 1.6-2x slower either way (docs/benchmarks.md).
   // Not after the program's work so far: no operation enqueued can use a swapped block (one naming
-  // it had it restored first); only the room and the block's own copy out must be done.
+  // it had it restored first); only the room (the evictions and discards that free it) and the
+  // block's own copy out must be done.
+  const Staging& staging = restore_stream_ == discard_stream_ ? restore_staging_ : ahead_staging_;
   CUresult r = CUDA_SUCCESS;
   for (EvictionRef eviction : room) {
-    if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(discard_stream_, eviction);
+    if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(restore_stream_, eviction);
   }
   if (const EvictionRef before = eviction_up_to(decision.ahead_after_eviction); before && r == CUDA_SUCCESS)
-    r = wait_in_own_stream(discard_stream_, before);
-  if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.restore_ahead, gpu, discard_stream_);
-  if (r == CUDA_SUCCESS) copy_back(decision.restore_ahead, work);  // a failure: the host does
-  if (r == CUDA_SUCCESS) r = event_record.get()(placed, discard_stream_);
+    r = wait_in_own_stream(restore_stream_, before);
+  if (CUevent dropping = discard_in_flight(); dropping != nullptr && r == CUDA_SUCCESS)
+    r = stream_wait_event.get()(restore_stream_, dropping, 0);
+  if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(decision.restore_ahead, gpu, restore_stream_);
+  if (r == CUDA_SUCCESS)
+    copy_back(decision.restore_ahead, work, restore_stream_, staging);  // a failure: the host does
+  if (r == CUDA_SUCCESS) r = event_record.get()(placed, restore_stream_);
   if (r != CUDA_SUCCESS) {
     // The host copies back what is not known to be on its way, after everything enqueued.
     free_events_.push_back(placed);
-    work.stream_syncs.push_back(discard_stream_);
+    work.stream_syncs.push_back(restore_stream_);
     copy_back_on_host(decision.restore_ahead, work);
     if (prefetch_failures_.fetch_add(1, std::memory_order_relaxed) == 0)
       core::logger().warn("a copy back ahead of a launch failed ({}); later failures are only counted",
@@ -782,7 +819,7 @@ void StreamOrderedEvictor::issue_restore_ahead(core::LaunchEviction& decision, s
     return;
   }
   in_flight_.push_back({placed, decision.restore_ahead, Move::placement, host_time, 0, false,
-                        decision.ahead_placement_number});
+                        decision.ahead_placement_number, 0, nullptr, /*ahead=*/true});
   release_after_moves(decision.restore_ahead);  // the copies back read the slots until it is done
 }
 
@@ -813,8 +850,9 @@ bool StreamOrderedEvictor::issue_eviction(CUstream stream, core::LaunchEviction&
   }
   // A victim placed ahead (no operation named it yet) may still be arriving.
   if (decision.evict_after_placement > placements_reaped_ && r == CUDA_SUCCESS) {
-    if (CUevent placing = placement_in_flight(decision.evict_after_placement, false))
-      r = stream_wait_event.get()(stream_, placing, 0);
+    for (CUevent placing : placements_up_to(decision.evict_after_placement)) {
+      if (placing != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(stream_, placing, 0);
+    }
   }
   if (r != CUDA_SUCCESS) return give_back(r);
   std::vector<BlockCopy> copies;
@@ -889,6 +927,11 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   // under a running kernel is undefined.
   CUresult r = event_record.get()(program_done_, stream);
   if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
+  // After the discards whose room it may take, and the copies back ahead: a block copied back ahead
+  // that died and was handed out again is placed after that copy.
+  for (CUevent before : {discard_in_flight(), every_placement_in_flight()[1]}) {
+    if (before != nullptr && r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, before, 0);
+  }
   for (EvictionRef eviction : room) {
     if (eviction && r == CUDA_SUCCESS) r = wait_in_own_stream(discard_stream_, eviction);
   }
@@ -904,7 +947,7 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   placing.insert(placing.end(), decision.restore.begin(), decision.restore.end());
   if (r == CUDA_SUCCESS) r = discard_and_prefetch_to(placing, gpu, discard_stream_);
   if (r == CUDA_SUCCESS && !decision.restore.empty())
-    copy_back(decision.restore, work);  // a failure: the host does
+    copy_back(decision.restore, work, discard_stream_, restore_staging_);  // a failure: the host does
   if (r != CUDA_SUCCESS) {
     // Nothing enqueued: the launch faults the blocks in (their stale contents copied, as before);
     // what only the store holds is copied back by the host first.
@@ -1057,8 +1100,12 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
   // (the host waits where the stream cannot). (Placements are numbered in issue order and reaped
   // in it: one reaped is done.)
   if (decision.after_placement > placements_reaped_ || decision.after_every_placement) {
-    if (CUevent placed = placement_in_flight(decision.after_placement, decision.after_every_placement)) {
-      if (stream_wait_event.get()(stream, placed, 0) != CUDA_SUCCESS) work.host_waits.push_back({placed, 0});
+    const std::array<CUevent, 2> placing = decision.after_every_placement
+                                               ? every_placement_in_flight()
+                                               : placements_up_to(decision.after_placement);
+    for (CUevent placed : placing) {
+      if (placed != nullptr && stream_wait_event.get()(stream, placed, 0) != CUDA_SUCCESS)
+        work.host_waits.push_back({placed, 0});
     }
   }
   // A block it names whose store copy was released may still be dropped by its swap, which no
@@ -1164,11 +1211,12 @@ void StreamOrderedEvictor::before_other_device_use(const std::uint64_t* pointers
       const core::LaunchOrderedResidency::OtherDeviceUse use =
           model_.named_by_other_device(pointers, extents, count);
       copy_back_on_host(use.unswap, work);
-      // Placements run in issue order: the latest one that placed any of them covers the rest.
-      if (CUevent placed = use.after_placement > placements_reaped_
-                               ? placement_in_flight(use.after_placement, false)
-                               : nullptr)
-        work.host_waits.push_back({placed, 0});
+      // The latest placements up to the latest that placed any of them cover the rest.
+      if (use.after_placement > placements_reaped_) {
+        for (CUevent placed : placements_up_to(use.after_placement)) {
+          if (placed != nullptr) work.host_waits.push_back({placed, 0});
+        }
+      }
     } catch (const std::exception&) {
       // Out of memory for the list: nothing was unmarked (named_by_other_device builds it first).
     }
@@ -1188,7 +1236,9 @@ bool StreamOrderedEvictor::stop_placing_for_other_device() noexcept {
       stopped_for_other_device_ = true;
       stop_placing_locked(work);
     }
-    if (CUevent placed = placement_in_flight(0, true)) work.host_waits.push_back({placed, 0});
+    for (CUevent placed : every_placement_in_flight()) {
+      if (placed != nullptr) work.host_waits.push_back({placed, 0});
+    }
   }
   run(work);
   return first;
@@ -1214,8 +1264,9 @@ void StreamOrderedEvictor::forget_fresh() noexcept {
       model_.forget_fresh();
     }
     // The copy's stream is unknown: the host waits for the placements in flight.
-    if (CUevent placed = placement_in_flight(0, true); placed != nullptr && entry)
-      work.host_waits.push_back({placed, 0});
+    for (CUevent placed : every_placement_in_flight()) {
+      if (placed != nullptr && entry) work.host_waits.push_back({placed, 0});
+    }
   }
   run(work);
 }

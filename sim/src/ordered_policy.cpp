@@ -47,7 +47,9 @@ void OrderedPolicy::begin(Executor& executor) {
   }
   next_event_ = 0;
   host_ = 0;
-  discard_stream_free_ = 0;
+  discard_stream_free_ = drop_stream_free_ = restore_stream_free_ = 0;
+  operation_kernel_.assign(1, kNoKernel);
+  kernel_end_.assign(w.kernels.size(), 0);
   eviction_thread_free_ = 0;
   thread_in_calls_ns_ = 0;
   eviction_done_.assign(1, 0);
@@ -81,6 +83,14 @@ void OrderedPolicy::set_done(std::vector<Nanoseconds>& done, std::uint64_t numbe
   if (number == 0) return;
   if (done.size() <= number) done.resize(number + 1, 0);
   done[number] = at;
+}
+
+void OrderedPolicy::set_placed(std::uint64_t number, Nanoseconds at) {
+  // Numbered in the order issued: what waits for one waits, as the library does, for the latest
+  // up to it on each of the two streams, so for every one up to it.
+  if (number == 0) return;
+  if (placement_done_.size() <= number) placement_done_.resize(number + 1, placement_done_.back());
+  placement_done_[number] = std::max(at, placement_done_[number - 1]);
 }
 
 std::uint64_t OrderedPolicy::true_next_use(std::uint64_t address, std::uint64_t now) const {
@@ -160,7 +170,13 @@ void OrderedPolicy::before_kernel(std::uint32_t k, Executor& executor) {
     }
   }
   Nanoseconds start = 0;
-  if (std::optional<core::LaunchEviction> decision = decide(k, w)) start = carry_out(*decision, executor);
+  std::optional<core::LaunchEviction> decision = decide(k, w);
+  // The model numbers the operations it decides: a discard follows the end of one of them.
+  if (const std::uint64_t n = model_->launches_decided(); n >= operation_kernel_.size()) {
+    operation_kernel_.resize(n + 1, kNoKernel);
+    operation_kernel_[n] = k;
+  }
+  if (decision) start = carry_out(*decision, executor);
   // The thread's own time for the operation: as traced, else the machine's figure.
   const std::uint64_t traced = w.kernels[k].host_gap_ns;
   host_ += traced != 0 ? traced : us_to_ns(executor.machine().launch_us);
@@ -168,6 +184,7 @@ void OrderedPolicy::before_kernel(std::uint32_t k, Executor& executor) {
 }
 
 void OrderedPolicy::after_kernel(std::uint32_t k, Executor& executor) {
+  kernel_end_[k] = executor.now();
   if (executor.workload().kernels[k].copies_to_host()) host_ = std::max(host_, executor.now());
 }
 
@@ -181,17 +198,20 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
 
   if (!d.unswap.empty()) {
     // Copied back by the host once every move in flight is done.
-    const Nanoseconds all_moved = std::max(*std::max_element(eviction_done_.begin(), eviction_done_.end()),
-                                           *std::max_element(placement_done_.begin(), placement_done_.end()));
+    const Nanoseconds all_moved =
+        std::max(*std::max_element(eviction_done_.begin(), eviction_done_.end()), placement_done_.back());
     host_ = std::max(host_, all_moved) + transfer_ns(bytes_of(d.unswap), m.copy_h2d_gb_per_s);
   }
   if (!d.discard.empty()) {
-    // Dead victims dropped on the discard stream after the launch stream's work so far; the
-    // launch waits for it.
+    // Dead victims dropped on the drop stream after their last users (the operation each was taken
+    // back at) and the copies back ahead issued before; the launch waits for it.
     wait_issued(m, {d.discard_after_eviction});
-    const Nanoseconds dropped = occupy_discard_stream(
-        m, std::max({stream_so_far, discard_stream_free_, done_by(eviction_done_, d.discard_after_eviction)}),
-        us_to_ns(m.discard_call_us) + transfer_ns(bytes_of(d.discard), m.discard_gb_per_s));
+    const Nanoseconds dropped =
+        occupy_stream(m,
+                      std::max({users_done(d.discard_after_launch, stream_so_far), drop_stream_free_,
+                                restore_stream_free_, done_by(eviction_done_, d.discard_after_eviction)}),
+                      us_to_ns(m.discard_call_us) + transfer_ns(bytes_of(d.discard), m.discard_gb_per_s),
+                      drop_stream_free_);
     start = std::max(start, executor.drop(blocks_of(d.discard), dropped));
   }
   Nanoseconds evicted = 0;
@@ -243,11 +263,14 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     wait_issued(m,
                 {d.fetch_waits_for_eviction, d.after_drop, d.place_after_eviction, d.ahead_after_eviction});
   if (!d.place.empty() || !d.restore.empty()) {
-    const Nanoseconds earliest = std::max(
-        {stream_so_far, room, done_by(eviction_done_, d.place_after_eviction), discard_stream_free_});
-    const Nanoseconds placed = occupy_discard_stream(
+    // After the discards and copies back ahead issued before (the room, a block that died).
+    const Nanoseconds earliest =
+        std::max({stream_so_far, room, done_by(eviction_done_, d.place_after_eviction), discard_stream_free_,
+                  drop_stream_free_, restore_stream_free_});
+    const Nanoseconds placed = occupy_stream(
         m, earliest,
-        us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.place) + bytes_of(d.restore), m.place_gb_per_s));
+        us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.place) + bytes_of(d.restore), m.place_gb_per_s),
+        discard_stream_free_);
     Nanoseconds done = std::max(placed, executor.bring_in(blocks_of(d.place), placed, 0));
     if (!d.restore.empty()) {
       host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.restore) / kBlock);
@@ -255,20 +278,22 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
           done, executor.bring_in(blocks_of(d.restore), std::max(placed, host_), m.copy_h2d_gb_per_s, true));
     }
     discard_stream_free_ = done;  // the copies back run on the discard stream too
-    set_done(placement_done_, d.placement_number, done);
+    set_placed(d.placement_number, done);
     start = std::max(start, done);
   }
   if (!d.restore_ahead.empty()) {
-    // Placed and copied back on the discard stream once its room is free; the launch goes on.
-    const Nanoseconds earliest =
-        std::max({room, done_by(eviction_done_, d.ahead_after_eviction), discard_stream_free_});
-    const Nanoseconds placed = occupy_discard_stream(
-        m, earliest, us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.restore_ahead), m.place_gb_per_s));
+    // Placed and copied back on the restore stream once its room is free (the evictions and
+    // discards issued before); the launch goes on.
+    const Nanoseconds earliest = std::max(
+        {room, done_by(eviction_done_, d.ahead_after_eviction), restore_stream_free_, drop_stream_free_});
+    const Nanoseconds placed = occupy_stream(
+        m, earliest, us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.restore_ahead), m.place_gb_per_s),
+        restore_stream_free_);
     host_ += us_to_ns(m.copy_call_us) * (bytes_of(d.restore_ahead) / kBlock);
     const Nanoseconds done =
         executor.bring_in(blocks_of(d.restore_ahead), std::max(placed, host_), m.copy_h2d_gb_per_s, true);
-    discard_stream_free_ = std::max(discard_stream_free_, done);
-    set_done(placement_done_, d.ahead_placement_number, done);
+    restore_stream_free_ = std::max(restore_stream_free_, done);
+    set_placed(d.ahead_placement_number, done);
   }
   if (!d.fetch.empty()) {
     host_ += us_to_ns(m.prefetch_h2d_call_us) * d.fetch.size();
@@ -277,13 +302,18 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
   }
   start = std::max(start, done_by(placement_done_, d.after_placement));
   start = std::max(start, done_by(eviction_done_, d.after_drop));
-  if (d.after_every_placement)
-    start = std::max(start, *std::max_element(placement_done_.begin(), placement_done_.end()));
+  if (d.after_every_placement) start = std::max(start, placement_done_.back());
   return start;
 }
 
-Nanoseconds OrderedPolicy::occupy_discard_stream(const MachineModel& m, Nanoseconds earliest,
-                                                 Nanoseconds duration) {
+Nanoseconds OrderedPolicy::users_done(std::uint64_t last_user, Nanoseconds stream_so_far) const {
+  const std::uint64_t marker = (last_user / kMarkerInterval + 1) * kMarkerInterval;
+  if (marker >= operation_kernel_.size() || operation_kernel_[marker - 1] == kNoKernel) return stream_so_far;
+  return kernel_end_[operation_kernel_[marker - 1]];
+}
+
+Nanoseconds OrderedPolicy::occupy_stream(const MachineModel& m, Nanoseconds earliest, Nanoseconds duration,
+                                         Nanoseconds& free) {
   // The driver drops or places memory in the calling thread when the stream has nothing to wait
   // for (um_move_probe: enqueue time = done time on an idle stream). Behind earlier work the call
   // returns at once, unless the machine holds it until it has run. Not until the eviction thread's
@@ -294,8 +324,8 @@ Nanoseconds OrderedPolicy::occupy_discard_stream(const MachineModel& m, Nanoseco
     thread_in_calls_ns_ += begins + duration - host_;
     host_ = begins + duration;
   }
-  discard_stream_free_ = begins + duration;
-  return discard_stream_free_;
+  free = begins + duration;
+  return free;
 }
 
 std::string OrderedPolicy::detail() const {

@@ -1800,6 +1800,33 @@ TEST_CASE("a dead block's discard waits for the eviction that last moved it out"
   CHECK(dropping.discard_after_eviction == out.eviction_number);
 }
 
+TEST_CASE("a dead block's discard follows the operation it was taken back at, not the launch's") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, {.prefetch = false, .discard_dead = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 4 * kMiB));  // its last user
+  model.on_buffer_returned(kBase, 4 * kMiB, 0);
+  const std::uint64_t returned_at = model.launches_decided();
+  REQUIRE(model.before_launch(launch_naming(kBase + 4 * kMiB, 8 * kMiB)).discard.empty());
+  const LaunchEviction dropping = model.before_launch(launch_naming(kBase + 12 * kMiB, 6 * kMiB));
+  REQUIRE(dropping.discard == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  CHECK(dropping.discard_after_launch == returned_at);
+  CHECK(dropping.discard_after_launch < model.launches_decided());
+}
+
+TEST_CASE("a dead block named after it was taken back is discarded after that naming") {
+  // A naming deepum saw after the return (an operation reaching past a tensor's end) is a user too.
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, {.prefetch = false, .discard_dead = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  model.before_launch(launch_naming(kBase, 4 * kMiB));
+  model.on_buffer_returned(kBase, 4 * kMiB, 0);
+  model.before_launch(launch_naming(kBase + 2 * kMiB, 4 * kMiB));
+  const std::uint64_t named_at = model.launches_decided();
+  REQUIRE(model.before_launch(launch_naming(kBase + 6 * kMiB, 6 * kMiB)).discard.empty());
+  const LaunchEviction dropping = model.before_launch(launch_naming(kBase + 12 * kMiB, 6 * kMiB));
+  REQUIRE(holds_block(dropping.discard, kBase));
+  CHECK(dropping.discard_after_launch == named_at);
+}
+
 TEST_CASE("a block that died while its swap ran waits for the swap's drop when it is named again") {
   // Its store copy is released with its buffer, so no copy back orders the operation naming it
   // after the swap; without after_drop the swap's drop, still to come, would wipe what it writes.

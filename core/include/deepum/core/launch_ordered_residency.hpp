@@ -118,6 +118,10 @@ struct LaunchEviction {
   // beside it (a block faulted back in while that move was queued may die and be dropped; a drop
   // beside a move of the same memory is undefined). 0: none.
   std::uint64_t discard_after_eviction = 0;
+  // The latest operation of the launch's stream that `discard`'s last users come before: where each
+  // block was taken back by the allocator (or a later operation naming it). The discard need follow
+  // only that, not the stream's work so far: copies back ahead wait for it (its room).
+  std::uint64_t discard_after_launch = 0;
 };
 
 struct LaunchOrderedOptions {
@@ -350,6 +354,7 @@ class LaunchOrderedResidency {
     // has been handed out over it since.
     bool dead = false;
     std::uint64_t dead_stream = 0;
+    std::uint64_t dead_at = 0;  // the latest operation decided when it was taken back
     // Nothing the program wrote: allocated or handed out whole (see on_buffer_handed_out), not named
     // since, and no unnamed write since (fresh while equal to fresh_epoch_).
     std::uint64_t fresh_epoch = 0;

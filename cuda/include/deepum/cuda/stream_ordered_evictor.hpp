@@ -238,6 +238,7 @@ class StreamOrderedEvictor {
     // it starts after. Its `done` means something only once the thread has issued it.
     std::uint32_t handed_over = 0;
     CUevent ready = nullptr;
+    bool ahead = false;  // a placement copying blocks back ahead, on restore_stream_
   };
   // An eviction to wait for. Empty: none.
   struct EvictionRef {
@@ -317,7 +318,10 @@ class StreamOrderedEvictor {
                     HostWork& work);
   // Enqueues on the discard stream, after a placement of `restore`, the copies back from the store.
   // An error: the host copies them all back itself (in `work`), after what was enqueued.
-  CUresult copy_back(const std::vector<core::AddressRange>& restore, HostWork& work);
+  // On `on` through `staging`: the launch's copies back on the discard stream, those ahead on the
+  // restore stream.
+  CUresult copy_back(const std::vector<core::AddressRange>& restore, HostWork& work, CUstream on,
+                     const Staging& staging);
   // Copies swapped blocks back into managed memory on the host, after every move in flight (the
   // copies out among them): their slots detached now, the copies in `work`.
   void copy_back_on_host(const std::vector<core::AddressRange>& ranges, HostWork& work);
@@ -347,8 +351,14 @@ class StreamOrderedEvictor {
   CUresult discard_where_they_are(const std::vector<core::AddressRange>& ranges, CUstream on);
   // The latest eviction not reaped yet numbered at most `number` (eviction_number); empty: none.
   EvictionRef eviction_up_to(std::uint64_t number) const;
-  // The placement numbered `number` not reaped yet, or with `every` the latest one; nullptr: none.
-  CUevent placement_in_flight(std::uint64_t number, bool every) const;
+  // Placements not reaped yet numbered at most `number` (placement_number): the latest on the
+  // discard stream and the latest copy back ahead, which together cover the rest (each stream runs
+  // its own in the order issued). nullptr: none there.
+  std::array<CUevent, 2> placements_up_to(std::uint64_t number) const;
+  std::array<CUevent, 2> every_placement_in_flight() const { return placements_up_to(UINT64_MAX); }
+  // The latest discard not reaped yet (nullptr: none): the room a placement or a copy back ahead
+  // takes may be its.
+  CUevent discard_in_flight() const;
   struct MarkerRing {
     std::uint64_t stream = 0;  // its id (core::stream_id): each thread's per-thread stream apart
     std::array<CUevent, kMarkers> events{};
@@ -391,26 +401,36 @@ class StreamOrderedEvictor {
   // a discarded 2 MB chunk is the first the driver reclaims under pressure, without a copy. The
   // room counts as freed only when nearly every way back is a placement (place_fresh), which costs the
   // same whether the driver reclaimed the chunk or not.
-  std::atomic<bool> places_fresh_;         // place_fresh, until stop_placing()
-  bool discard_in_place_;                  // under mutex_
-  CUstream stream_ = nullptr;              // evictions
-  CUstream fetch_stream_ = nullptr;        // prefetches
-  CUstream discard_stream_ = nullptr;      // discards of dead victims, placements of fresh blocks
+  std::atomic<bool> places_fresh_;   // place_fresh, until stop_placing()
+  bool discard_in_place_;            // under mutex_
+  CUstream stream_ = nullptr;        // evictions
+  CUstream fetch_stream_ = nullptr;  // prefetches
+  // Placements of fresh blocks and the copies back a launch waits for, each after the program's
+  // work so far in the launch's stream.
+  CUstream discard_stream_ = nullptr;
+  // Discards of dead victims, each after its blocks' last users only; and the copies back ahead,
+  // after no program work at all. Behind the discard stream's placements they waited for the
+  // program's progress: a launch's copies back ahead stood still until the GPU reached it (BERT-large
+  // copied nothing back in the first 150 ms of its backward at 2x). The discard stream where one
+  // could not be made.
+  CUstream drop_stream_ = nullptr;
+  CUstream restore_stream_ = nullptr;
   CUevent program_done_ = nullptr;         // recorded in the launch's stream, waited for by ours
   bool stopped_for_other_device_ = false;  // under mutex_: stop_placing_for_other_device did
 
   CUdevice device_ = 0;
   std::vector<CUevent> free_events_;
   std::size_t events_created_ = 0;
-  // In the order issued on our three streams (reaped in that order: a move may wait for the ones
-  // issued before it to be reaped).
+  // In the order issued on our streams (reaped in that order: a move may wait for the ones issued
+  // before it to be reaped).
   std::deque<InFlight> in_flight_;
   std::vector<Finished> finished_;
   std::uint64_t last_prefetch_end_ = 0;           // when the latest prefetch reaped finished
   std::array<std::uint64_t, 2> eviction_ends_{};  // when the latest two evictions reaped finished
   std::uint64_t last_discard_end_ = 0;            // when the latest discard reaped finished
   std::uint64_t placements_reaped_ = 0;           // the latest placement number reaped
-  std::uint64_t last_placement_end_ = 0;          // ... or discard or placement (they share a stream)
+  std::uint64_t last_placement_end_ = 0;          // when the latest placement reaped finished
+  std::uint64_t last_ahead_end_ = 0;              // ... the latest copy back ahead
   // An event on our stream whose time on the caller's clock is known: the ends of evictions are
   // timed from it on the GPU's clock (the worker sees them up to milliseconds later, while the
   // next launch is already faulting memory in).
@@ -420,6 +440,7 @@ class StreamOrderedEvictor {
   // after a discard faults in one by one (0.6-0.9 GB/s; placed first, 3.5-4.5 GB/s).
   std::atomic<CUstream> host_place_stream_{nullptr};  // null once the context is gone
   Staging restore_staging_;  // the copies back from the store pass through it (the discard stream's)
+  Staging ahead_staging_;    // ... and those ahead (the restore stream's)
   std::atomic<std::uint64_t> anchor_time_{0};  // 0: not set yet (written by the worker alone)
   std::uint64_t last_poll_ = 0;
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};

@@ -79,11 +79,21 @@ class OrderedPolicy final : public Policy {
   // A discard or placement of `duration` on the discard stream (serial: discards, placements and
   // the copies back), from `earliest` on; returns its end, and holds the program's thread for it
   // when the stream has nothing to wait for.
-  Nanoseconds occupy_discard_stream(const MachineModel& m, Nanoseconds earliest, Nanoseconds duration);
+  // A drop or placement on one of deepum's streams (`free`: when it has run what it was given),
+  // issued by the program's thread, which the driver holds for it when the stream is idle.
+  Nanoseconds occupy_stream(const MachineModel& m, Nanoseconds earliest, Nanoseconds duration,
+                            Nanoseconds& free);
+  // When a discard's blocks' last users, up to the model's operation `last_user`, are shown done:
+  // the library waits for the first progress marker after it (one every kMarkerInterval
+  // operations, recorded before the operation it falls on), else the stream's work so far.
+  Nanoseconds users_done(std::uint64_t last_user, Nanoseconds stream_so_far) const;
+  static constexpr std::uint64_t kMarkerInterval = 16;  // as the library's (StreamOrderedEvictor)
+  static constexpr std::uint32_t kNoKernel = UINT32_MAX;
   static Nanoseconds done_by(const std::vector<Nanoseconds>& done, std::uint64_t number);
   // The program's thread waits until evictions `numbers` are issued, where the machine says so.
   void wait_issued(const MachineModel& m, std::initializer_list<std::uint64_t> numbers);
   static void set_done(std::vector<Nanoseconds>& done, std::uint64_t number, Nanoseconds at);
+  void set_placed(std::uint64_t number, Nanoseconds at);
   // With true_next_use: the model's next use of the block holding `address`, as operation `now`
   // (the model's number for the operation being decided, deciding_) sees it.
   std::uint64_t true_next_use(std::uint64_t address, std::uint64_t now) const;
@@ -95,16 +105,21 @@ class OrderedPolicy final : public Policy {
   std::size_t next_event_ = 0;
   Nanoseconds host_ = 0;                    // the program's thread
   Nanoseconds discard_stream_free_ = 0;     // the discard stream has run everything issued to it
+  Nanoseconds drop_stream_free_ = 0;        // ... the drop stream (discards)
+  Nanoseconds restore_stream_free_ = 0;     // ... the restore stream (copies back ahead)
   Nanoseconds eviction_thread_free_ = 0;    // the eviction thread has dropped every swap so far
   Nanoseconds thread_in_calls_ns_ = 0;      // the program's thread held in placements and drops
   std::vector<Nanoseconds> eviction_done_;  // by eviction_number
   // ... and when the eviction thread issued a swap (MachineModel::swap_room_waits_for_copies).
   std::vector<Nanoseconds> eviction_issued_;
-  std::vector<Nanoseconds> placement_done_;  // by placement_number
+  // By placement_number: when it and every placement numbered before it are done (set_placed).
+  std::vector<Nanoseconds> placement_done_;
   std::vector<BlockIndex> blocks_;
   BlockTimes times_;            // with true_next_use
   std::uint32_t deciding_ = 0;  // the operation being decided
   std::vector<std::uint64_t> pointers_, extents_;
+  std::vector<std::uint32_t> operation_kernel_;  // by the model's operation number: the trace's kernel
+  std::vector<Nanoseconds> kernel_end_;          // by the trace's kernel
 };
 
 }  // namespace deepum::sim
