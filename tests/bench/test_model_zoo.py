@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tests/zoo/model_zoo.py's rows on fabricated runs (no GPU, standard library only): the floor at the
 slower direction's both-ways rate, the program thread's time in deepum read from a run's statistics
-(per launch at the median and p99, in move calls per step), and a dash where a run left none; every
-workload runs the steps asked for, and fewer than two are refused."""
+(per launch at the median and p99, in move calls per step), and a dash where a run left none; the
+summary's geometric means of x floor and of each build's steps against the first's; every workload
+runs the steps asked for, and fewer than two are refused."""
 
 from __future__ import annotations
 
@@ -68,6 +69,34 @@ class ZooRows(unittest.TestCase):
         self.assertTrue(line.endswith("-             - losses differ"), line)
         native_line = model_zoo.format_row(model_zoo.row("gpt2", "native", self.native, self.native, 50.0))
         self.assertEqual(native_line.split()[-3:], ["-", "-", "-"])
+
+
+class ZooSummary(unittest.TestCase):
+    def setUp(self) -> None:
+        self.native = {"a": run([300.0, 100.0, 100.0], ["1", "2", "3"]), "b": run([300.0, 50.0, 50.0], ["1", "2", "3"])}
+
+    def rows(self, label: str, steps: dict[str, float]) -> list[dict]:
+        return [model_zoo.row(w, label, run([900.0, ms, ms], ["1", "2", "3"]), self.native[w], 1e9)
+                for w, ms in steps.items()]
+
+    def test_the_geometric_mean_of_x_floor_per_label(self) -> None:
+        rows = [model_zoo.row(w, "native", r, r, 1e9) for w, r in self.native.items()]
+        rows += self.rows("fastest 2x", {"a": 200.0, "b": 400.0})  # 2x and 8x their native floors
+        self.assertEqual(model_zoo.summary(rows),
+                         ["fastest 2x: x floor 4.00 (geometric mean over 2 workloads, 2.00-8.00)"])
+
+    def test_each_build_against_the_first_on_the_workloads_both_ran(self) -> None:
+        rows = self.rows("fastest 2x [1]", {"a": 200.0, "b": 100.0}) + self.rows("fastest 2x [2]", {"a": 100.0})
+        lines = model_zoo.summary(rows)
+        self.assertEqual(lines[1], "fastest 2x [2]: x floor 1.00 (geometric mean over 1 workload, 1.00-1.00)")
+        self.assertEqual(lines[2], "fastest 2x [2] against [1]: each step 0.500 of [1]'s (geometric mean over "
+                                   "1 workload)")
+        self.assertEqual(len(lines), 3)  # [1] is not compared with itself
+
+    def test_failed_runs_are_counted(self) -> None:
+        differs = run([900.0, 200.0, 200.0], ["1", "2", "4"])
+        rows = [model_zoo.row("a", "fastest 2x", differs, self.native["a"], 1e9)]
+        self.assertTrue(model_zoo.summary(rows)[0].endswith(", 1 failed"))
 
 
 class ZooSteps(unittest.TestCase):

@@ -24,8 +24,10 @@ Each Rx row also shows the floor, max(native step, (F - F/R) / B): F the native 
 pinned-copy rate per direction with both directions at once (bench/pinned_copy_rate.py), measured at
 the start of the same run. Each deepum row ends with the program thread's time in deepum from the
 run's statistics (docs/stats-format.md): per launch at the median and the 99th percentile, and in the
-driver's move calls per step (the run's total over its steps). The table comes last; DIR gets
-zoo.json and every run's log and statistics in zoo-logs.tar.gz.
+driver's move calls per step (the run's total over its steps). The table comes last, then for each
+deepum row label the geometric mean of x floor over its workloads and, with several builds, each
+build's steps against build [1]'s; DIR gets zoo.json and every run's log and statistics in
+zoo-logs.tar.gz.
 
 The runs do not inherit DEEPUM_* variables (each mode sets its own); --set gives every deepum run a
 setting (docs/configuration.md's keys, as DEEPUM_<KEY>).
@@ -270,6 +272,30 @@ def format_row(r: dict) -> str:
             f"{' ' + why if why else ''}")
 
 
+def summary(rows: list[dict]) -> list[str]:
+    """Per deepum row label, the geometric mean of x floor over its workloads (the bound the acceptance
+    sets); with several builds, each build's steps against build [1]'s on the workloads both ran."""
+    by_label: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        if r["mode"] != "native" and r["median_ms"] > 0:
+            by_label.setdefault(r["mode"], {})[r["workload"]] = r
+    lines = []
+    for label, runs in by_label.items():
+        floors = [r["x_floor"] for r in runs.values()]
+        failed = sum(r["verdict"] != "PASS" for r in runs.values())
+        lines.append(f"{label}: x floor {statistics.geometric_mean(floors):.2f} (geometric mean over {len(floors)} "
+                     f"workload{'s' if len(floors) != 1 else ''}, {min(floors):.2f}-{max(floors):.2f})"
+                     f"{f', {failed} failed' if failed else ''}")
+        build = re.fullmatch(r"(.*) \[(\d+)\]", label)
+        first = by_label.get(f"{build.group(1)} [1]") if build and build.group(2) != "1" else None
+        shared = [w for w in runs if first and w in first]
+        if shared:
+            ratio = statistics.geometric_mean([runs[w]["median_ms"] / first[w]["median_ms"] for w in shared])
+            lines.append(f"{label} against [1]: each step {ratio:.3f} of [1]'s (geometric mean over "
+                         f"{len(shared)} workload{'s' if len(shared) != 1 else ''})")
+    return lines
+
+
 def setting(text: str) -> tuple[str, str]:
     """KEY=VALUE, KEY a configuration key (letters, digits, underscores)."""
     key, sep, value = text.partition("=")
@@ -304,7 +330,7 @@ def main() -> int:
     (out / "zoo.json").write_text(json.dumps(rows, indent=2) + "\n")
     with tarfile.open(out / "zoo-logs.tar.gz", "w:gz") as tar:
         tar.add(out / "logs", arcname="logs")
-    table = "\n".join([HEADER] + [format_row(r) for r in rows])
+    table = "\n".join([HEADER] + [format_row(r) for r in rows] + [""] + summary(rows))
     (out / "zoo.txt").write_text(table + "\n")
     print(table)
     return 0 if all(r["verdict"] == "PASS" for r in rows) else 1
