@@ -20,7 +20,8 @@
 //   both_ways_staged: both ways through device buffers, in 32 MiB pieces (only the copies between
 //                    device memory and the arrays touch managed memory); managed_to_device: that copy
 //   *_beside_copy_out: a placement, a discard or a copy in, issued while a copy out runs
-//   copy_out_beside_*: a copy out issued while a placement or a discard runs on the other stream
+//   copy_out_beside_*, staged_out_beside_*: a copy out (direct, or through a device buffer as
+//                    deepum's) issued while nothing, a placement or a discard runs on the other stream
 //   host_copy_back:  the host writes the array's contents back into it after a discard (deepum's
 //                    copy back on the host), as is, and after placing it on the host first
 // host ms: until the calls returned; done ms: until the stream finished; GB/s of the move.
@@ -284,34 +285,44 @@ int main(int argc, char** argv) {
       const char* names[] = {"place_beside_copy_out", "discard_beside_copy_out", "copy_in_beside_copy_out"};
       if (show) print({names[call], issued, ms_since(start), 0.0});
     }
-    // The reverse: deepum's eviction thread copying out while a placement or a discard of the
-    // program's runs on the other stream (both held 1 ms behind a kernel, so their calls return at
-    // once): the copy calls' host time against batch_out_held_hinted's.
-    for (int move = 0; move < 2; ++move) {
-      resident(a);
-      resident(c);
-      CHECK_CUDA(cudaDeviceSynchronize());
-      bench::spin<<<1, 1, 0, s2>>>(1'000'000);
-      if (move == 0) {
-        place(b, bytes, gpu, s2);
-      } else {
-        CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(c);
-        size_t size = bytes;
-        CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(s2)));
+    // The reverse: deepum's eviction thread copying out (directly, and as it does, through a 32 MiB
+    // device buffer) while nothing, a placement or a discard of the program's runs on the other
+    // stream (held 1 ms behind a kernel, so their calls return at once).
+    CUdeviceptr stage = 0;
+    CHECK_CU(cuMemAlloc(&stage, 16 * kBlock));
+    for (int move = 0; move < 3; ++move) {
+      for (const bool staged : {false, true}) {
+        resident(a);
+        resident(c);
+        CHECK_CUDA(cudaDeviceSynchronize());
+        bench::spin<<<1, 1, 0, s2>>>(1'000'000);
+        if (move == 1) {
+          place(b, bytes, gpu, s2);
+        } else if (move == 2) {
+          CUdeviceptr pointer = reinterpret_cast<CUdeviceptr>(c);
+          size_t size = bytes;
+          CHECK_CU(cuMemDiscardBatchAsync(&pointer, &size, 1, 0, reinterpret_cast<CUstream>(s2)));
+        }
+        const auto started = Clock::now();
+        while (ms_since(started) < 1.05) {
+        }
+        const auto start = Clock::now();
+        if (staged) {
+          staged_batches(a, pinned_a, stage, bytes, 16, true, device, reinterpret_cast<CUstream>(s1));
+        } else {
+          batch_copy(a, pinned_a, bytes, true, true, device, s1);
+        }
+        const double issued = ms_since(start);
+        CHECK_CUDA(cudaStreamSynchronize(s1));
+        const double done = ms_since(start);
+        CHECK_CUDA(cudaDeviceSynchronize());
+        const char* names[3][2] = {{"copy_out_beside_none", "staged_out_beside_none"},
+                                   {"copy_out_beside_place", "staged_out_beside_place"},
+                                   {"copy_out_beside_discard", "staged_out_beside_discard"}};
+        if (show) print({names[move][staged], issued, done, static_cast<double>(bytes) / (done * 1e6)});
       }
-      const auto started = Clock::now();
-      while (ms_since(started) < 1.05) {
-      }
-      const auto start = Clock::now();
-      batch_copy(a, pinned_a, bytes, true, true, device, s1);
-      const double issued = ms_since(start);
-      CHECK_CUDA(cudaStreamSynchronize(s1));
-      const double done = ms_since(start);
-      CHECK_CUDA(cudaDeviceSynchronize());
-      if (show)
-        print({move == 0 ? "copy_out_beside_place" : "copy_out_beside_discard", issued, done,
-               static_cast<double>(bytes) / (done * 1e6)});
     }
+    CHECK_CU(cuMemFree(stage));
     // Copying in with a kernel instead of the copy engines: alone, and beside a copy out.
     for (const int blocks : {32, 132}) {
       place(b, bytes, gpu, s2);
