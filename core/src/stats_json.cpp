@@ -158,6 +158,8 @@ json moves_json(const LaunchOrderedStats& m) {
           {"swapped_after_other_streams_bytes", m.swapped_after_other_streams_bytes},
           {"victims_unenqueued_blocks", m.victims_unenqueued_blocks},
           {"spare_victims_skipped_blocks", m.spare_victims_skipped_blocks},
+          {"peak_evictions", m.peak_evictions},
+          {"peak_evicted_bytes", m.peak_evicted_bytes},
           {"swaps_held_by_unenqueued", m.swaps_held_by_unenqueued},
           {"restored_ahead_bytes", m.restored_ahead_bytes},
           {"other_device_uses", m.other_device_uses},

@@ -249,6 +249,17 @@ bool StreamOrderedEvictor::finished(const InFlight& move) const {
   return event_query.get()(move.done) == CUDA_SUCCESS;
 }
 
+void StreamOrderedEvictor::note_ended_evictions() {
+  for (std::uint64_t number = model_.oldest_pending_eviction(); number != 0;
+       number = model_.oldest_pending_eviction()) {
+    if (const EvictionRef eviction = eviction_up_to(number)) {
+      if (eviction.handed_over != 0 && !eviction_thread_->issued(eviction.handed_over)) return;
+      if (event_query.get()(eviction.done) != CUDA_SUCCESS) return;
+    }
+    model_.evictions_ended(number);
+  }
+}
+
 CUresult StreamOrderedEvictor::wait_in_program_stream(CUstream stream, EvictionRef eviction, HostWork& work) {
   const bool issued = eviction.handed_over == 0 || eviction_thread_->issued(eviction.handed_over);
   if (!issued) {
@@ -1075,6 +1086,7 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
       const std::uint64_t operation = model_.launches_decided() + 1;
       enqueued_below_ = unenqueued_.decided(operation);
       model_.set_enqueued_below(enqueued_below_);
+      if (may_evict) note_ended_evictions();
       moves = decide_and_issue(stream, host_time, may_evict, decide(model_, may_evict), work);
     } catch (const std::exception&) {
       // Out of memory for the victims' list: this operation evicts nothing, and blocks it named in

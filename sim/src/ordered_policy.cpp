@@ -103,10 +103,19 @@ std::uint64_t OrderedPolicy::true_next_use(std::uint64_t address, std::uint64_t 
   return next == BlockTimes::kNever ? 0 : now + (next - deciding_);
 }
 
+void OrderedPolicy::note_ended_evictions() {
+  for (std::uint64_t number = model_->oldest_pending_eviction(); number != 0;
+       number = model_->oldest_pending_eviction()) {
+    if (number >= eviction_done_.size() || eviction_done_[number] > host_) return;
+    model_->evictions_ended(number);
+  }
+}
+
 std::optional<core::LaunchEviction> OrderedPolicy::decide(std::uint32_t k, const Workload& w) {
   deciding_ = k;
   const StepOperands& step = w.operands[k];
   if (!step.known) return std::nullopt;
+  note_ended_evictions();
   const KernelStep& kernel = w.kernels[k];
   if (kernel.operation == core::GpuOperation::kernel) {
     core::KernelLaunch launch;

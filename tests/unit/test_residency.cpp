@@ -1888,6 +1888,82 @@ TEST_CASE("with swapping and a learned loop, blocks come back ahead of the launc
           restored_at_launch / 6 / kMiB, " MiB");
 }
 
+TEST_CASE("with swapping, evictions start ahead of a learned peak, taking only blocks named after it") {
+  // A training-like step in a pool of 2 MB blocks the allocator holds dead between steps: the
+  // forward hands out an activation per operation and names it with the one before, the loss names
+  // the last, the backward names them in reverse and returns each, the optimizer names the state.
+  // Live bytes peak at the loss, twice the limit. Once the loop is learned, evictions start while the
+  // forward runs, and none takes a block named again before the loss. Evictions end at once here
+  // (evictions_ended after each operation).
+  constexpr std::uint64_t kActs = 24, kStates = 8, kLimit = 32 * kMiB, kPasses = 10;
+  const auto act = [](std::uint64_t i) { return kBase + i * kBlockBytes; };
+  const auto state = [](std::uint64_t i) { return kBase + (64 + i) * kBlockBytes; };
+  struct Seen {
+    std::uint64_t first_eviction = UINT64_MAX;  // the step's operation of the last pass's first
+    std::uint64_t peak_evictions = 0;
+    bool victim_named_before_peak = false;
+  };
+  const auto run = [&](bool room_for_peaks) {
+    LaunchOrderedResidency model(kLimit, 4 * kMiB,
+                                 {.prefetch = true,
+                                  .discard_dead = true,
+                                  .place_fresh = true,
+                                  .swap = true,
+                                  .swap_bytes = 64 * kMiB,
+                                  .room_for_peaks = room_for_peaks});
+    model.on_range_allocated(act(0), kActs * kBlockBytes);
+    model.on_range_allocated(state(0), kStates * kBlockBytes);
+    model.on_buffer_returned(act(0), kActs * kBlockBytes, 0);
+    Seen seen;
+    std::set<BlockId> out_for_peak;  // moved out ahead of this step's peak
+    for (std::uint64_t pass = 0; pass < kPasses; ++pass) {
+      std::uint64_t op = 0;
+      const auto launch = [&](const KernelLaunch& named) {
+        const std::uint64_t before = model.stats().peak_evictions;
+        const LaunchEviction decision = model.before_launch(named);
+        CHECK(model.resident_bytes() + model.pending_bytes() <= kLimit);
+        for (std::size_t i = 0; i < named.pointer_count; ++i) {
+          for_each_block_of({named.pointers[i], named.extents[i]}, [&](BlockId b) {
+            if (out_for_peak.count(b) != 0) seen.victim_named_before_peak = true;
+          });
+        }
+        const bool for_peak = model.stats().peak_evictions > before;
+        if (pass == kPasses - 1 && (!decision.swap_out.empty() || !decision.evict.empty()))
+          seen.first_eviction = std::min(seen.first_eviction, op);
+        if (for_peak) {
+          ++seen.peak_evictions;
+          for (const auto* moved : {&decision.swap_out, &decision.evict}) {
+            for (const AddressRange& range : *moved)
+              for_each_block_of(range, [&](BlockId b) { out_for_peak.insert(b); });
+          }
+        }
+        model.evictions_ended(model.oldest_pending_eviction() == 0 ? 0 : UINT64_MAX);
+        ++op;
+      };
+      for (std::uint64_t i = 0; i < kActs; ++i) {
+        model.on_buffer_handed_out(act(i), kBlockBytes);
+        launch(i == 0 ? launch_naming(act(i), kBlockBytes)
+                      : launch_naming(act(i), kBlockBytes, act(i - 1), kBlockBytes));
+      }
+      launch(launch_naming(act(kActs - 1), kBlockBytes));  // the loss: the peak
+      out_for_peak.clear();
+      for (std::uint64_t i = kActs; i-- > 0;) {
+        launch(launch_naming(act(i), kBlockBytes));
+        model.on_buffer_returned(act(i), kBlockBytes, 0);
+      }
+      for (std::uint64_t i = 0; i < kStates; ++i) launch(launch_naming(state(i), kBlockBytes));
+    }
+    return seen;
+  };
+  const Seen ahead = run(true), plain = run(false);
+  CHECK(plain.peak_evictions == 0);
+  CHECK(ahead.peak_evictions > 0);
+  CHECK_FALSE(ahead.victim_named_before_peak);
+  CHECK(ahead.first_eviction < plain.first_eviction);
+  MESSAGE("the step's first eviction: operation ", ahead.first_eviction, " ahead of the peak, ",
+          plain.first_eviction, " without");
+}
+
 TEST_CASE("copies back ahead that take the room of the eviction in flight start the next one") {
   // A loop of sixteen 8 MiB tensors under a 64 MiB limit, one launch each. Once it is learned, a
   // launch whose copies back ahead take the room of the eviction running alongside the program

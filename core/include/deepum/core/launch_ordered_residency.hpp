@@ -147,6 +147,12 @@ struct LaunchOrderedOptions {
   // looking no further than this many operations ahead.
   bool restore_ahead = true;
   std::uint32_t ahead_operations = 128;
+  // With swapping and a learned loop: where the live bytes (ranges less what the allocator holds
+  // dead) rose, within the next half loop as one loop earlier, past what the limit leaves room for,
+  // evict ahead of that peak, one eviction after the other as each ends (evictions_ended), taking
+  // only victims predicted to be named after it: they are off the GPU at the peak anyway, and the
+  // link to the host runs while the program computes instead of once its launches wait for room.
+  bool room_for_peaks = true;
 };
 
 struct LaunchOrderedStats {
@@ -182,6 +188,8 @@ struct LaunchOrderedStats {
   // so that evictions come once per batch): predicted to be named within half a loop, they would
   // come back before that room is used. Counted at each choice.
   std::uint64_t spare_victims_skipped_blocks = 0;
+  // Evictions ahead of a predicted peak of live bytes (room_for_peaks), and what they moved.
+  std::uint64_t peak_evictions = 0, peak_evicted_bytes = 0;
   // The loop's period in operations as last learned from repeated addresses (0: none); the period
   // of repeated shapes (a PyTorch step, whose activations move); the one planning used last (0:
   // none); and victims' bytes chosen by predicted next use and by least recent naming.
@@ -299,6 +307,11 @@ class LaunchOrderedResidency {
   }
   // The eviction decided could not be enqueued: its blocks stay resident.
   void eviction_failed(const LaunchEviction& decision);
+  // The evictions alongside the program numbered up to `number` (eviction_number) have ended on
+  // the GPU: their room is free, and an operation taking it need not wait for them.
+  void evictions_ended(std::uint64_t number);
+  // The oldest eviction alongside the program still counted in flight (0: none).
+  std::uint64_t oldest_pending_eviction() const { return pending_.empty() ? 0 : pending_.front().number; }
 
   // Lets swaps take blocks other streams named (a library's side streams: cuDNN's FFT convolutions
   // read weights on streams of their own), ordered after those streams' users: `can_follow(stream,
@@ -438,9 +451,10 @@ class LaunchOrderedResidency {
   // (into `discard`), then the least recently named (into `evict`); merged into address ranges
   // within one allocation each.
   // Past `needed` bytes (dead blocks aside), only parts not predicted to be named by operation
-  // `spare_after` are taken.
+  // `spare_after` are taken. `live_only`: no dead parts, nor parts with no predicted use.
   void choose_victims(std::uint64_t bytes, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision,
-                      std::uint64_t needed = UINT64_MAX, std::uint64_t spare_after = 0);
+                      std::uint64_t needed = UINT64_MAX, std::uint64_t spare_after = 0,
+                      bool live_only = false);
   // Parts predicted to be named by this operation are no waited eviction's spare room: half a loop
   // on, where the loop is longer than the copies back's lookahead (0: any part may be).
   std::uint64_t spare_after(std::uint64_t now) const;
@@ -487,6 +501,13 @@ class LaunchOrderedResidency {
   void evict_ahead(std::uint64_t batch, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
   // Whether eviction `number` runs alongside the program, not waited for yet.
   bool pending(std::uint64_t number) const;
+  // Live bytes that must be off the GPU at the predicted peak within the next half loop, past
+  // those off it now (0: none predicted); `peak_at`: that peak's operation.
+  std::uint64_t room_short_at_peak(std::uint64_t now, std::uint64_t& peak_at);
+  // An eviction ahead of that peak, while none is in flight (see LaunchOrderedOptions::room_for_peaks).
+  void evict_for_peak(std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
+  // A block turns dead or live (on_buffer_returned, on_buffer_handed_out, on_range_freed).
+  void set_dead(Range& range, std::size_t index, bool dead);
 
   std::uint64_t limit_, batch_;
   LaunchOrderedOptions options_;
@@ -511,6 +532,7 @@ class LaunchOrderedResidency {
   struct NamedBy {
     std::uint64_t operation = 0;
     std::vector<std::pair<std::uint64_t, std::uint32_t>> parts;
+    std::uint64_t live_bytes = 0;  // range_bytes_ - dead_bytes_ once it was decided
   };
   std::deque<NamedBy> named_history_;
   std::uint64_t planned_ahead_to_ = 0;  // the latest operation whose blocks plan_ahead considered
@@ -524,6 +546,12 @@ class LaunchOrderedResidency {
   // Every live range's bytes: while they fit under the limit, nothing ever has to leave, so no
   // eviction is made ahead (at exactly the footprint, an LRU batch would evict what a loop needs next).
   std::uint64_t range_bytes_ = 0;
+  // Whole blocks returned to the allocator (Block::dead), and those of them resident.
+  std::uint64_t dead_bytes_ = 0, resident_dead_bytes_ = 0;
+  // The largest live bytes over a sliding span of named_history_ (room_short_at_peak): (operation,
+  // live bytes), falling, oldest first; entries up to `peak_scanned_to_` were considered.
+  std::deque<std::pair<std::uint64_t, std::uint64_t>> peak_window_;
+  std::uint64_t peak_scanned_to_ = 0, peak_period_ = 0;
   // Evictions alongside the program not waited for yet, oldest first, and the bytes they move.
   struct PendingEviction {
     std::uint64_t number = 0, bytes = 0;

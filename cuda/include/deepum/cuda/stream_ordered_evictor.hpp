@@ -282,6 +282,9 @@ class StreamOrderedEvictor {
   // One of our streams waits for the eviction: the eviction thread must have issued it first.
   CUresult wait_in_own_stream(CUstream ours, EvictionRef eviction);
   bool finished(const InFlight& move) const;
+  // Under mutex_: tells the model which evictions alongside the program have ended (their room is
+  // free), asking only of the oldest in flight (they end in the order issued).
+  void note_ended_evictions();
 
   // Decides with `decide(model, may_evict)` what must come before an operation enqueued in
   // `stream_id` at `host_time`, enqueues it, and does what the host must.

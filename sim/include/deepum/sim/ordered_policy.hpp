@@ -74,6 +74,9 @@ class OrderedPolicy final : public Policy {
   std::span<const BlockIndex> blocks_of(const std::vector<core::AddressRange>& ranges);
   // The decision for operation k, or nullopt when the trace has none for it.
   std::optional<core::LaunchEviction> decide(std::uint32_t k, const Workload& w);
+  // The evictions alongside the program that have ended by the host's time, told to the model (as
+  // the library does before each decision).
+  void note_ended_evictions();
   // Carries the decision out; returns when the operation may start on the GPU.
   Nanoseconds carry_out(core::LaunchEviction& d, Executor& executor);
   // A discard or placement of `duration` on the discard stream (serial: discards, placements and
