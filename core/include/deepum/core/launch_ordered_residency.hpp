@@ -148,7 +148,7 @@ struct LaunchOrderedOptions {
   bool restore_ahead = true;
   std::uint32_t ahead_operations = 128;
   // With swapping and a learned loop: where the live bytes (ranges less what the allocator holds
-  // dead) rose, within the next half loop as one loop earlier, past what the limit leaves room for,
+  // dead) rose, within the next half step as one loop earlier, past what the limit leaves room for,
   // evict ahead of that peak, one eviction after the other as each ends (evictions_ended), taking
   // only victims predicted to be named after it: they are off the GPU at the peak anyway, and the
   // link to the host runs while the program computes instead of once its launches wait for room.
@@ -501,8 +501,9 @@ class LaunchOrderedResidency {
   void evict_ahead(std::uint64_t batch, std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
   // Whether eviction `number` runs alongside the program, not waited for yet.
   bool pending(std::uint64_t number) const;
-  // Live bytes that must be off the GPU at the predicted peak within the next half loop, past
-  // those off it now (0: none predicted); `peak_at`: that peak's operation.
+  // Live bytes that must be off the GPU at the predicted peak within the next half step (half the
+  // loop, or of its loop of shapes where the loop spans several), past those off it now (0: none
+  // predicted); `peak_at`: that peak's operation.
   std::uint64_t room_short_at_peak(std::uint64_t now, std::uint64_t& peak_at);
   // An eviction ahead of that peak, while none is in flight (see LaunchOrderedOptions::room_for_peaks).
   void evict_for_peak(std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
@@ -551,7 +552,7 @@ class LaunchOrderedResidency {
   // The largest live bytes over a sliding span of named_history_ (room_short_at_peak): (operation,
   // live bytes), falling, oldest first; entries up to `peak_scanned_to_` were considered.
   std::deque<std::pair<std::uint64_t, std::uint64_t>> peak_window_;
-  std::uint64_t peak_scanned_to_ = 0, peak_period_ = 0;
+  std::uint64_t peak_scanned_to_ = 0, peak_period_ = 0, peak_reach_ = 0;
   // Evictions alongside the program not waited for yet, oldest first, and the bytes they move.
   struct PendingEviction {
     std::uint64_t number = 0, bytes = 0;
