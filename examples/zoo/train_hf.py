@@ -74,6 +74,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--adamw", choices=["foreach", "fused"], default="foreach",
+                   help="AdamW's implementation: foreach (PyTorch's default on CUDA: several passes over the "
+                        "parameters, with temporaries) or fused (one pass, in place)")
     p.add_argument("--json", metavar="PATH")
     return p.parse_args(argv)
 
@@ -87,7 +90,8 @@ def main(argv=None) -> int:
     model, kind = build_model(args.model, args.vocab)
     model.to(device).train()
     n_params = sum(p.numel() for p in model.parameters())
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    impl = {"fused": True} if args.adamw == "fused" else {"foreach": True}
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, **impl)
     print(f"config model={args.model} params={n_params} batch={args.batch} seq_len={args.seq_len} "
           f"deepum_mapped={deepum_status()['mapped']}", flush=True)
     losses, times_ms = [], []
