@@ -1,5 +1,5 @@
 #!/bin/bash
-# Not run yet (no device time was left on 2026-11-30): the GPU measurement this change needs.
+# The GPU measurement this change needs (run as ../2026-11-30-h200-place-near/call1.sh).
 # With place-near.patch applied to the working tree (git apply), from the repository root:
 # `ctest -L gpu` on the change, then the zoo at 2x with main's library ([1], the patch taken back
 # out) and the change's ([2]) in the same call on BERT-large, T5-base, GPT-2 124M and the 1B
