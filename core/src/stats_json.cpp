@@ -188,7 +188,9 @@ json engine_json(const EngineCounters& e) {
             {"own_context", e.eviction_thread_own_context},
             {"move_calls_ns", e.eviction_thread_ns},
             {"copy_calls_ns", e.eviction_thread_copy_calls_ns},
-            {"drops_ns", e.eviction_thread_drops_ns}}}};
+            {"drops_ns", e.eviction_thread_drops_ns},
+            {"drop_copy_waits_ns", e.eviction_thread_drop_copy_waits_ns},
+            {"drop_calls_ns", e.eviction_thread_drop_calls_ns}}}};
 }
 
 void add_runtime(json& doc, const RuntimeCounters& r) {

@@ -170,7 +170,13 @@ void EvictionThread::swap_out(const Eviction& eviction, CUresult after_ready) {
   copy_calls_ns_.fetch_add(ns_since(started), std::memory_order_relaxed);
   const auto copied = std::chrono::steady_clock::now();
   if (r == CUDA_SUCCESS && !eviction.dropped.empty()) {
+    // The copies' end waited for apart from the drop call, to time each (drop_after_copies's own
+    // wait then finds the stream idle).
+    stream_synchronize.get()(stream_);
+    drop_copy_waits_ns_.fetch_add(ns_since(copied), std::memory_order_relaxed);
+    const auto ended = std::chrono::steady_clock::now();
     r = drop_after_copies(eviction.dropped, stream_);
+    drop_calls_ns_.fetch_add(ns_since(ended), std::memory_order_relaxed);
     // Issued: the store holds the contents (the copies ended first). Waited for before the
     // eviction's event, whatever this wait says.
     if (r == CUDA_SUCCESS) stream_synchronize.get()(stream_);

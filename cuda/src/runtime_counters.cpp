@@ -53,6 +53,8 @@ core::EngineCounters engine_counters(StreamOrderedEvictor& evictor) {
   e.eviction_thread_ns = held.eviction_thread_ns;
   e.eviction_thread_copy_calls_ns = held.eviction_thread_copy_calls_ns;
   e.eviction_thread_drops_ns = held.eviction_thread_drops_ns;
+  e.eviction_thread_drop_copy_waits_ns = held.eviction_thread_drop_copy_waits_ns;
+  e.eviction_thread_drop_calls_ns = held.eviction_thread_drop_calls_ns;
   return e;
 }
 

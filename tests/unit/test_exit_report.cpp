@@ -320,6 +320,8 @@ TEST_CASE("the stats_file holds every counter as a field, each documented in doc
   r.runtime->engine->eviction_thread_ns = 789;
   r.runtime->engine->eviction_thread_copy_calls_ns = 654;
   r.runtime->engine->eviction_thread_drops_ns = 100;
+  r.runtime->engine->eviction_thread_drop_copy_waits_ns = 60;
+  r.runtime->engine->eviction_thread_drop_calls_ns = 30;
   r.runtime->program_thread.placement_copy_calls_ns = 321;
   const nlohmann::json doc = nlohmann::json::parse(render_json(r));
   CHECK(doc["schema_version"] == 2);
@@ -328,6 +330,8 @@ TEST_CASE("the stats_file holds every counter as a field, each documented in doc
   CHECK(doc["engine"]["eviction_thread"]["move_calls_ns"] == 789);
   CHECK(doc["engine"]["eviction_thread"]["copy_calls_ns"] == 654);
   CHECK(doc["engine"]["eviction_thread"]["drops_ns"] == 100);
+  CHECK(doc["engine"]["eviction_thread"]["drop_copy_waits_ns"] == 60);
+  CHECK(doc["engine"]["eviction_thread"]["drop_calls_ns"] == 30);
   CHECK(doc["program_thread"]["placement_copy_calls_ns"] == 321);
   CHECK(doc["program_thread"]["launch_callback"]["buckets"] == nlohmann::json::parse("[[5, 1]]"));
   CHECK(doc["tracer"]["launches_by_api"]["cuLaunchKernel"] == 9);

@@ -70,8 +70,9 @@ struct EngineCounters {
   bool eviction_thread = false, eviction_thread_own_context = false;
   std::uint64_t eviction_thread_ns = 0;  // the eviction thread's time in its move calls
   // Of it, the calls that copy swapped blocks into the store, and the drops after them (the host
-  // wait for those copies included).
+  // wait for those copies included); of the drops, that wait and the drop calls themselves.
   std::uint64_t eviction_thread_copy_calls_ns = 0, eviction_thread_drops_ns = 0;
+  std::uint64_t eviction_thread_drop_copy_waits_ns = 0, eviction_thread_drop_calls_ns = 0;
 };
 
 // One device's engine, where a process drives several devices (each holds its own limit).

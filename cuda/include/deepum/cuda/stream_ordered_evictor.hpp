@@ -181,12 +181,13 @@ class StreamOrderedEvictor {
   // GPU without work.
   // placement_copy_calls_ns: of the placements, the copies back from the store.
   // eviction_thread_ns: the eviction thread's own time in its move calls, of which its copies into
-  // the store and its drops after them; eviction_thread_waits_ns: the program's threads' waits for
-  // it to issue an eviction.
+  // the store and its drops after them (of those, its waits for the copies to end and the drop
+  // calls); eviction_thread_waits_ns: the program's threads' waits for it to issue an eviction.
   struct EnqueueTimes {
     std::uint64_t evictions_ns = 0, discards_ns = 0, prefetches_ns = 0, placements_ns = 0;
     std::uint64_t placement_copy_calls_ns = 0;
     std::uint64_t eviction_thread_ns = 0, eviction_thread_copy_calls_ns = 0, eviction_thread_drops_ns = 0;
+    std::uint64_t eviction_thread_drop_copy_waits_ns = 0, eviction_thread_drop_calls_ns = 0;
     std::uint64_t eviction_thread_waits_ns = 0;
   };
   EnqueueTimes enqueue_times() const {
@@ -201,6 +202,8 @@ class StreamOrderedEvictor {
             eviction_thread_ ? eviction_thread_->held_ns() : 0,
             eviction_thread_ ? eviction_thread_->copy_calls_ns() : 0,
             eviction_thread_ ? eviction_thread_->drops_ns() : 0,
+            eviction_thread_ ? eviction_thread_->drop_copy_waits_ns() : 0,
+            eviction_thread_ ? eviction_thread_->drop_calls_ns() : 0,
             eviction_thread_ ? eviction_thread_->waited_ns() : 0};
   }
   // Evictions that started after their victims' last users (a progress marker), not after every
