@@ -141,6 +141,19 @@ void program_thread_line(std::string& out, const ExitReport& r) {
                                : std::string());
 }
 
+// What paces the room the launches wait for: the eviction thread's copies out and its drops after
+// them, one eviction after the other.
+void eviction_thread_line(std::string& out, const EngineCounters* e) {
+  if (e == nullptr || !e->eviction_thread || e->eviction_thread_ns == 0) return;
+  append_line(out,
+              "  eviction thread: in move calls {} (copies into the store {}; drops {}, of them waiting for "
+              "the copies {}, drop calls {})",
+              format_duration(e->eviction_thread_ns), format_duration(e->eviction_thread_copy_calls_ns),
+              format_duration(e->eviction_thread_drops_ns),
+              format_duration(e->eviction_thread_drop_copy_waits_ns),
+              format_duration(e->eviction_thread_drop_calls_ns));
+}
+
 void gpu_line(std::string& out, const GpuTime& g) {
   if (g.executions == 0) return;  // no kernel records
   append_line(out, "  GPU (summed over streams): ran {}, waited {} after work was runnable, served faults {}",
@@ -161,6 +174,7 @@ std::string render_summary(const ExitReport& r) {
     held_line(out, engine);
     residency_line(out, r);
     if (r.runtime) program_thread_line(out, r);
+    eviction_thread_line(out, engine);
     gpu_line(out, r.tracing->gpu_time);
   }
   append_line(out, "deepum verdict: {}", judge(r).text);

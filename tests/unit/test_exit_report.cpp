@@ -277,6 +277,24 @@ TEST_CASE("the summary's loop line says which loop planning used, and why not") 
   CHECK(contains(render_summary(r), "loop: 48 operations, learned from repeated addresses"));
 }
 
+TEST_CASE("the summary splits the eviction thread's time, where it ran") {
+  ExitReport r = engine_run();
+  EngineCounters& e = *r.runtime->engine;
+  CHECK_FALSE(contains(render_summary(r), "eviction thread:"));
+  e.eviction_thread = true;
+  e.eviction_thread_ns = 13 * kSecond;
+  e.eviction_thread_copy_calls_ns = 6 * kSecond;
+  e.eviction_thread_drops_ns = 7 * kSecond;
+  e.eviction_thread_drop_copy_waits_ns = 2 * kSecond;
+  e.eviction_thread_drop_calls_ns = 4 * kSecond;
+  CHECK(
+      contains(render_summary(r),
+               "eviction thread: in move calls 13.00 s (copies into the store 6.00 s; drops 7.00 s, of them "
+               "waiting for the copies 2.00 s, drop calls 4.00 s)"));
+  e.eviction_thread_ns = 0;  // it moved nothing
+  CHECK_FALSE(contains(render_summary(r), "eviction thread:"));
+}
+
 TEST_CASE("the summary says when the program's stream memory waits held the engine's moves") {
   ExitReport r = engine_run();
   CHECK_FALSE(contains(render_summary(r), "held:"));
