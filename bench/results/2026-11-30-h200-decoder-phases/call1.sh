@@ -1,8 +1,9 @@
 #!/bin/bash
 # Where the 1B decoder's step goes at 2x on main (0664b54): a trace (trace_file) of eight steps,
 # split into backward, optimizer and forward by bench/phase_breakdown.py, row 5's forward, backward
-# in buckets, and launch-gaps.py on rows 4 and 5; then ten untraced steps each with evictions_ahead
-# 1, 2 and 3. The resident limit is half the native footprint the zoo measured (19566428160 B).
+# in buckets, and ../2026-11-30-h200-merged-phases/launch-gaps.py on rows 4 and 5; then ten
+# untraced steps each with evictions_ahead 1, 2 and 3. The resident limit is half the native
+# footprint the zoo measured (19566428160 B).
 # Run from the repository root; results into $OUT.
 set -uo pipefail
 nvidia-smi --query-gpu=name,driver_version,memory.free --format=csv,noheader
@@ -24,7 +25,7 @@ python3 bench/phase_breakdown.py /tmp/t/traced.perfetto.json > $OUT/runs/phases.
 for phase in forward backward; do
   python3 bench/phase_breakdown.py /tmp/t/traced.perfetto.json --timeline 5 $phase > $OUT/runs/$phase.txt 2>&1
 done
-for row in 4 5; do python3 bench/results/2026-11-30-h200-decoder-phases/launch-gaps.py /tmp/t/traced.perfetto.json $row; done > $OUT/runs/launch-gaps.txt 2>&1
+for row in 4 5; do python3 bench/results/2026-11-30-h200-merged-phases/launch-gaps.py /tmp/t/traced.perfetto.json $row; done > $OUT/runs/launch-gaps.txt 2>&1
 cat $OUT/runs/launch-gaps.txt
 for a in 1 2 3; do run ahead$a 90 10 DEEPUM_EVICTIONS_AHEAD=$a; done
 xz -T8 -c /tmp/t/traced.dtrace > $OUT/runs/traced.dtrace.xz
