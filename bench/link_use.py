@@ -60,7 +60,7 @@ def main() -> int:
     with open(args.trace, encoding="utf-8") as f:
         events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 1]
     copies = [e for e in events if e["name"].startswith("memcpy ")]
-    kernels = [e for e in events if e not in copies and e["name"][:4] not in ("H2D ", "D2H ")]
+    kernels = [e for e in events if not e["name"].startswith(("memcpy ", "H2D ", "D2H "))]
     marks = [e["ts"] for e in kernels if args.step_kernel in e["name"]][:: args.per_step]
     span = lambda es: union([(e["ts"], e["ts"] + e["dur"]) for e in es])  # noqa: E731
     ran = span(kernels)
