@@ -9,7 +9,12 @@ optimizer is the span of the optimizer's kernels (default: foreach, multi-tensor
 and the backward lies between the two. Each row runs from one loss kernel to the next: that step's
 backward and optimizer, then the next step's forward. Per phase: wall time, the program's kernels'
 busy time (the union of their intervals; deepum's own copy kernels, copies and memsets left out),
-and the GiB copied to the GPU and to the host (every copy record, deepum's swap copies included).
+the GiB copied to the GPU and to the host (every copy record, deepum's swap copies included), and
+how long those copies kept each direction of the link busy and both at once. Each row ends with a
+bound of its phases: each phase at least as long as its kernels and as each direction's copies
+(the same bytes moved in the same phase at the rate they ran). A step whose phases each move one
+way (the forward out, the backward back) has a bound well above the floor of the zoo's tables,
+which takes both directions at once.
 
 --timeline ROW PHASE (backward, optimizer or forward) splits one phase of one row into buckets of
 --bucket-ms: the share of each bucket the program's kernels, deepum's copies to the GPU, its copy
@@ -25,7 +30,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from step_breakdown import merged  # noqa: E402  (the union of intervals within a window)
+from step_breakdown import intersect_length, merged  # noqa: E402  (interval unions within a window)
 
 OWN_KERNEL = "deepum_copy_within_gpu"
 
@@ -56,10 +61,14 @@ def load(path):
 def breakdown(gpu, loss_kernel, optimizer_kernel):
     optimizer = re.compile(optimizer_kernel)
     kernels, losses, optimizer_kernels, copies = [], [], [], []
+    copying = {"HtoD": [], "DtoH": []}  # each direction's copies, as intervals
     for e in gpu:
         name = e["name"]
         if name.startswith("memcpy"):
-            copies.append((e["ts"], e["args"].get("kind", ""), e["args"].get("bytes", 0)))
+            kind = e["args"].get("kind", "")
+            copies.append((e["ts"], kind, e["args"].get("bytes", 0)))
+            if kind in copying:
+                copying[kind].append((e["ts"], e["ts"] + e["dur"]))
             continue
         if name.startswith("memset") or name == OWN_KERNEL:
             continue
@@ -82,8 +91,11 @@ def breakdown(gpu, loss_kernel, optimizer_kernel):
         return sum(c[2] for c in copies[first:last] if c[1] == kind) / 2**30
 
     def phase(begin, end):
+        to_gpu, to_host = merged(copying["HtoD"], begin, end), merged(copying["DtoH"], begin, end)
         return {"ms": (end - begin) / 1e3, "kernels_ms": busy_us(begin, end) / 1e3,
-                "to_gpu_gib": moved(begin, end, "HtoD"), "to_host_gib": moved(begin, end, "DtoH")}
+                "to_gpu_gib": moved(begin, end, "HtoD"), "to_host_gib": moved(begin, end, "DtoH"),
+                "to_gpu_ms": sum(b - a for a, b in to_gpu) / 1e3, "to_host_ms": sum(b - a for a, b in to_host) / 1e3,
+                "both_ways_ms": intersect_length(to_gpu, to_host) / 1e3}
 
     rows = []
     for begin, end in zip(losses, losses[1:]):
@@ -91,8 +103,10 @@ def breakdown(gpu, loss_kernel, optimizer_kernel):
         if not inside:
             continue  # no optimizer between these two losses (gradient accumulation, evaluation)
         opt_begin, opt_end = inside[0][0], max(o[1] for o in inside)
-        rows.append({"step_ms": (end - begin) / 1e3, "backward": phase(begin, opt_begin),
-                     "optimizer": phase(opt_begin, opt_end), "forward": phase(opt_end, end),
+        phases = {"backward": phase(begin, opt_begin), "optimizer": phase(opt_begin, opt_end),
+                  "forward": phase(opt_end, end)}
+        bound = sum(max(p["kernels_ms"], p["to_gpu_ms"], p["to_host_ms"]) for p in phases.values())
+        rows.append({"step_ms": (end - begin) / 1e3, **phases, "phases_bound_ms": bound,
                      "bounds_us": {"backward": (begin, opt_begin), "optimizer": (opt_begin, opt_end),
                                    "forward": (opt_end, end)}})
     return rows
@@ -203,6 +217,13 @@ def main():
         cells = [f"{p['ms']:7.0f} {p['kernels_ms']:6.0f} {p['to_gpu_gib']:5.1f}/{p['to_host_gib']:4.1f}"
                  for p in (row["backward"], row["optimizer"], row["forward"])]
         print(f"{i:>3} {row['step_ms']:15.0f}  {cells[0]:>26}  {cells[1]:>26}  {cells[2]:>26}")
+    print("each phase: ms the link was busy to the GPU / to the host / both at once; the phases' bound")
+    print(f"{'row':>3} {'loss to loss ms':>15}  {'backward':>20}  {'optimizer':>20}  {'next forward':>20}  {'bound ms':>8}")
+    for i, row in enumerate(rows):
+        cells = [f"{p['to_gpu_ms']:6.0f}/{p['to_host_ms']:.0f}/{p['both_ways_ms']:.0f}"
+                 for p in (row["backward"], row["optimizer"], row["forward"])]
+        print(f"{i:>3} {row['step_ms']:15.0f}  {cells[0]:>20}  {cells[1]:>20}  {cells[2]:>20}  "
+              f"{row['phases_bound_ms']:8.0f}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 """bench/phase_breakdown.py on a fabricated trace (no GPU, standard library only): each row runs
 from one loss kernel to the next and splits into backward, optimizer and forward by the optimizer's
 kernels; busy time is the union of the program's kernels (deepum's copy kernel left out), bytes
-are summed by direction per phase; a step without an optimizer kernel makes no row; a file that is
+are summed by direction per phase, each direction's busy time and both at once are unions of the
+copies, and a row's bound is each phase's longest of kernels and either direction; a step without an optimizer kernel makes no row; a file that is
 not a trace gets a clear error; --timeline splits one phase into buckets of busy shares, launches
 and move markers, and names a row or phase that does not exist."""
 
@@ -95,8 +96,9 @@ class PhaseBreakdown(unittest.TestCase):
             path.write_text(json.dumps(trace()))
             result = subprocess.run([sys.executable, str(TOOL), str(path), "--optimizer-kernel", "Foreach"],
                                     capture_output=True, text=True, check=True)
-            self.assertEqual(len(result.stdout.splitlines()), 2 + 3)
+            self.assertEqual(len(result.stdout.splitlines()), 2 + 3 + 2 + 3)
             self.assertIn("optimizer", result.stdout)
+            self.assertIn("bound ms", result.stdout)
 
 
 def host(tid, name, at_ms):
@@ -138,6 +140,20 @@ class Timeline(unittest.TestCase):
         # 50-60 ms: deepum's copy kernel is its own column, not the program's.
         self.assertAlmostEqual(b[3]["copy_kernel_pct"], 50.0)
         self.assertAlmostEqual(b[3]["kernels_pct"], 0.0)
+
+    def test_each_direction_and_both_at_once(self):
+        events = timeline_trace()["traceEvents"]
+        row = phase_breakdown.breakdown(phase_breakdown.gpu_executions(events), "nll_loss_forward",
+                                        "Foreach|multi_tensor")[0]
+        # Row 0's backward: to the GPU 22-27 ms (and a 1 us copy at 40), to the host 25-35 ms;
+        # both at once 25-27.
+        self.assertAlmostEqual(row["backward"]["to_gpu_ms"], 5.001)
+        self.assertAlmostEqual(row["backward"]["to_host_ms"], 10.0)
+        self.assertAlmostEqual(row["backward"]["both_ways_ms"], 2.0)
+        self.assertAlmostEqual(row["forward"]["both_ways_ms"], 0.0)
+        # The bound: the backward's kernels (16 ms) over its copies each way, the optimizer's
+        # kernels (4), the forward's (10).
+        self.assertAlmostEqual(row["phases_bound_ms"], 30.0)
 
     def test_host_counts_per_bucket(self):
         b = self.buckets()
