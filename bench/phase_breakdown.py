@@ -90,8 +90,18 @@ def breakdown(gpu, loss_kernel, optimizer_kernel):
         first, last = bisect.bisect_left(copy_times, begin), bisect.bisect_left(copy_times, end)
         return sum(c[2] for c in copies[first:last] if c[1] == kind) / 2**30
 
+    # Each direction's busy intervals merged once; a phase takes the slice that reaches into it.
+    copy_unions = {kind: merged(spans, float("-inf"), float("inf")) for kind, spans in copying.items()}
+    union_ends = {kind: [stop for _, stop in union] for kind, union in copy_unions.items()}
+    union_starts = {kind: [start for start, _ in union] for kind, union in copy_unions.items()}
+
+    def copying_in(kind, begin, end):
+        first = bisect.bisect_right(union_ends[kind], begin)
+        last = bisect.bisect_left(union_starts[kind], end)
+        return merged(copy_unions[kind][first:last], begin, end)
+
     def phase(begin, end):
-        to_gpu, to_host = merged(copying["HtoD"], begin, end), merged(copying["DtoH"], begin, end)
+        to_gpu, to_host = copying_in("HtoD", begin, end), copying_in("DtoH", begin, end)
         return {"ms": (end - begin) / 1e3, "kernels_ms": busy_us(begin, end) / 1e3,
                 "to_gpu_gib": moved(begin, end, "HtoD"), "to_host_gib": moved(begin, end, "DtoH"),
                 "to_gpu_ms": sum(b - a for a, b in to_gpu) / 1e3, "to_host_ms": sum(b - a for a, b in to_host) / 1e3,
