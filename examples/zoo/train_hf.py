@@ -8,6 +8,8 @@ memory PyTorch reserved, like examples/pytorch/train_gpt2.py.
     python3 train_hf.py --model bert-large --batch 16 --seq-len 512 --steps 6
     python3 train_hf.py --model llama-1b --batch 4 --seq-len 512 --json out.json
     python3 train_hf.py --model t5-base --steps 4            # an encoder-decoder
+    python3 train_hf.py --model llama-small --dtype bf16 --checkpointing   # as many users train
+    python3 train_hf.py --model gpt2 --compile               # torch.compile's Triton kernels
 """
 
 from __future__ import annotations
@@ -77,6 +79,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--adamw", choices=["foreach", "fused"], default="foreach",
                    help="AdamW's implementation: foreach (PyTorch's default on CUDA: several passes over the "
                         "parameters, with temporaries) or fused (one pass, in place)")
+    p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32",
+                   help="fp32, or bf16 autocast around the forward and loss (weights and optimizer in fp32)")
+    p.add_argument("--checkpointing", action="store_true",
+                   help="activation checkpointing (the model's gradient_checkpointing_enable, not reentrant): "
+                        "the backward runs each layer's forward again")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model (Inductor's Triton kernels instead of PyTorch's own)")
     p.add_argument("--json", metavar="PATH")
     return p.parse_args(argv)
 
@@ -89,10 +98,14 @@ def main(argv=None) -> int:
     torch.manual_seed(args.seed)
     model, kind = build_model(args.model, args.vocab)
     model.to(device).train()
+    if args.checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     n_params = sum(p.numel() for p in model.parameters())
     impl = {"fused": True} if args.adamw == "fused" else {"foreach": True}
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, **impl)
+    forward = torch.compile(model) if args.compile else model
     print(f"config model={args.model} params={n_params} batch={args.batch} seq_len={args.seq_len} "
+          f"dtype={args.dtype} checkpointing={args.checkpointing} compile={args.compile} "
           f"deepum_mapped={deepum_status()['mapped']}", flush=True)
     losses, times_ms = [], []
     for step in range(args.steps):
@@ -100,7 +113,8 @@ def main(argv=None) -> int:
         sync(device)
         t0 = time.perf_counter()
         optimizer.zero_grad(set_to_none=True)
-        loss = model(**inputs).loss
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=args.dtype == "bf16"):
+            loss = forward(**inputs).loss
         loss.backward()
         optimizer.step()
         sync(device)

@@ -85,6 +85,17 @@ def workloads(sweep: str, steps: int = 6) -> dict[str, list[str]]:
                       "--steps", str(steps), "--warmup-steps", "1"],
         "resnet50": [PY, str(ROOT / "examples/pytorch/train_resnet.py"), "--model", "resnet50", "--batch", "64",
                      "--steps", str(steps), "--warmup-steps", "1"],
+        # Shapes and settings the others lack: a vision transformer, a CNN of depthwise convolutions and
+        # LayerNorm, a decoder in bf16 autocast with activation checkpointing (the backward computes each
+        # layer's forward again), and torch.compile's Triton kernels.
+        "vit-b16": [PY, str(ROOT / "examples/pytorch/train_resnet.py"), "--model", "vit_b_16", "--batch", "96",
+                    "--steps", str(steps), "--warmup-steps", "1"],
+        "convnext": [PY, str(ROOT / "examples/pytorch/train_resnet.py"), "--model", "convnext_base", "--batch", "64",
+                     "--steps", str(steps), "--warmup-steps", "1"],
+        "llama-bf16-ckpt": [PY, hf, "--model", "llama-1b", "--batch", "8", "--seq-len", "1024", "--vocab", "32000",
+                            "--dtype", "bf16", "--checkpointing", "--steps", str(steps)],
+        "gpt2-compiled": [PY, hf, "--model", "gpt2", "--batch", "16", "--seq-len", "1024", "--compile",
+                          "--steps", str(steps)],
         "cupy": [PY, str(ROOT / "examples/zoo/cupy_loop.py"), "--arrays", "16", "--mib", "256", "--steps", str(steps)],
         "jax": [PY, str(ROOT / "examples/zoo/jax_loop.py"), "--steps", str(steps)],
         "cuda-sweep": [sweep, "--arrays", "16", "--mib", "256", "--steps", str(steps)],
@@ -255,7 +266,7 @@ def row(name: str, mode: str, run: Run, native: Run, gbps: float, thread: dict |
     }
 
 
-HEADER = (f"{'workload':<11} {'mode':<15} {'steps':>5} {'median ms':>10} {'x nat':>7} {'floor ms':>9} "
+HEADER = (f"{'workload':<15} {'mode':<15} {'steps':>5} {'median ms':>10} {'x nat':>7} {'floor ms':>9} "
           f"{'x floor':>7} {'identical':>9}  verdict {'launch p50 us':>13} {'p99 us':>9} {'moves ms/step':>13}")
 
 
@@ -266,7 +277,7 @@ def format_row(r: dict) -> str:
         value = r.get(key)
         return f"{value:>{width}.1f}" if value is not None else f"{'-':>{width}}"
 
-    return (f"{r['workload']:<11} {r['mode']:<15} {r['steps']:>5} {r['median_ms']:>10.1f} {r['x_native']:>7.2f} "
+    return (f"{r['workload']:<15} {r['mode']:<15} {r['steps']:>5} {r['median_ms']:>10.1f} {r['x_native']:>7.2f} "
             f"{r['floor_ms']:>9.1f} {r['x_floor']:>7.2f} {'yes' if r['identical'] else 'NO':>9}  {r['verdict']:<7} "
             f"{number('launch_p50_us', 13)} {number('launch_p99_us', 9)} {number('move_calls_ms_per_step', 13)}"
             f"{' ' + why if why else ''}")
