@@ -1052,14 +1052,18 @@ std::uint64_t LaunchOrderedResidency::room_short_at_peak(std::uint64_t now, std:
 void LaunchOrderedResidency::evict_for_peak(std::uint64_t now, std::uint64_t stream,
                                             LaunchEviction& decision) {
   if (!options_.room_for_peaks || !options_.swap || !options_.restore_ahead ||
-      pending_.size() >= std::max(options_.evictions_ahead, 1U))
+      pending_.size() >= std::max(options_.evictions_ahead, 1U) || now < peak_retry_at_)
     return;
   std::uint64_t peak_at = 0;
   const std::uint64_t short_by = room_short_at_peak(now, peak_at);
   // Smaller than a quarter batch: the waited evictions near the peak take it.
   if (short_by < batch_ / 4) return;
   choose_victims(std::min(batch_, short_by), now, stream, decision, 0, peak_at, /*live_only=*/true);
-  if (decision.evict.empty() && decision.swap_out.empty()) return;
+  if (decision.evict.empty() && decision.swap_out.empty()) {
+    // A short loop's phases may be shorter than the pause: at most a sixteenth of it.
+    peak_retry_at_ = now + std::min(kPeakRetryOperations, planning_period() / 16);
+    return;
+  }
   const std::uint64_t bytes = total_bytes(decision.evict) + total_bytes(decision.swap_out);
   pending_.push_back({decision.eviction_number, bytes});
   pending_bytes_ += bytes;

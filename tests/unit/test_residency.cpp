@@ -1964,6 +1964,54 @@ TEST_CASE("with swapping, evictions start ahead of a learned peak, taking only b
           plain.first_eviction, " without");
 }
 
+TEST_CASE("an eviction ahead of a peak that finds no victims does not look again at every launch") {
+  // A stretch names a working set round robin (a checkpointed backward reading its weights again
+  // and again), then a burst of fresh activations peaks at twice the limit. Before the peak, every
+  // resident live block is named again before it: no victim is fit to leave ahead of the peak, and
+  // each look orders every resident block. It looks again only a pause later.
+  constexpr std::uint64_t kWorking = 12, kActs = 24, kStretch = 400, kLimit = 32 * kMiB, kPasses = 8;
+  const auto work = [](std::uint64_t i) { return kBase + i * kBlockBytes; };
+  const auto act = [](std::uint64_t i) { return kBase + (64 + i) * kBlockBytes; };
+  LaunchOrderedResidency model(
+      kLimit, 4 * kMiB,
+      {.prefetch = true, .discard_dead = true, .place_fresh = true, .swap = true, .swap_bytes = 128 * kMiB});
+  model.on_range_allocated(work(0), kWorking * kBlockBytes);
+  model.on_range_allocated(act(0), kActs * kBlockBytes);
+  model.on_buffer_returned(act(0), kActs * kBlockBytes, 0);
+  std::uint64_t looks = 0, stretch_launches = 0, peak_evictions = 0;  // the last half of the passes
+  const auto launch = [&](const KernelLaunch& named, bool count) {
+    const std::uint64_t skipped = model.stats().spare_victims_skipped_blocks;
+    model.before_launch(named);
+    CHECK(model.resident_bytes() + model.pending_bytes() <= kLimit);
+    if (count) {
+      ++stretch_launches;
+      if (model.stats().spare_victims_skipped_blocks > skipped) ++looks;
+    }
+    model.evictions_ended(model.oldest_pending_eviction() == 0 ? 0 : UINT64_MAX);
+  };
+  for (std::uint64_t pass = 0; pass < kPasses; ++pass) {
+    const bool learned = pass >= kPasses / 2;
+    for (std::uint64_t i = 0; i < kStretch; ++i)
+      launch(launch_naming(work(i % kWorking), kBlockBytes), learned);
+    const std::uint64_t before = model.stats().peak_evictions;
+    for (std::uint64_t i = 0; i < kActs; ++i) {
+      model.on_buffer_handed_out(act(i), kBlockBytes);
+      launch(launch_naming(act(i), kBlockBytes), false);
+    }
+    if (learned) peak_evictions += model.stats().peak_evictions - before;
+    model.on_buffer_returned(act(0), kActs * kBlockBytes, 0);
+  }
+  REQUIRE(model.stats().loop_period == kStretch + kActs);
+  // The stretch's second half lies within half a loop of the peak: without the pause it looked at
+  // each of those launches.
+  CHECK(looks > 0);
+  const std::uint64_t pause = std::min(LaunchOrderedResidency::kPeakRetryOperations, (kStretch + kActs) / 16);
+  CHECK(looks <= (kPasses / 2) * (kStretch / pause + 1));
+  // Within the burst, earlier activations (named next one loop later) still leave ahead of its end.
+  CHECK(peak_evictions > 0);
+  MESSAGE("looks for victims ahead of the peak: ", looks, " in ", stretch_launches, " launches");
+}
+
 TEST_CASE("copies back ahead that take the room of the eviction in flight start the next one") {
   // A loop of sixteen 8 MiB tensors under a 64 MiB limit, one launch each. Once it is learned, a
   // launch whose copies back ahead take the room of the eviction running alongside the program

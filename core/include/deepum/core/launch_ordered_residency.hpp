@@ -186,7 +186,8 @@ struct LaunchOrderedStats {
   std::uint64_t victims_unenqueued_blocks = 0, swaps_held_by_unenqueued = 0;
   // Blocks passed over as a waited eviction's spare room (what it frees beyond the launch's need,
   // so that evictions come once per batch): predicted to be named within half a loop, they would
-  // come back before that room is used. Counted at each choice.
+  // come back before that room is used. Also, ahead of a predicted peak, live blocks predicted to be
+  // named before it. Counted at each choice.
   std::uint64_t spare_victims_skipped_blocks = 0;
   // Evictions ahead of a predicted peak of live bytes (room_for_peaks), and what they moved.
   std::uint64_t peak_evictions = 0, peak_evicted_bytes = 0;
@@ -354,6 +355,12 @@ class LaunchOrderedResidency {
   // The operations of history kept before a loop is learned (a longer loop is predicted from its
   // second period on).
   static constexpr std::uint64_t kMinHistory = 4096;
+  // After an eviction ahead of a peak found no victims (every live resident block is named before
+  // the peak), up to this many operations pass before it looks again (a sixteenth of the loop at
+  // most): each look orders every resident block by its next use, about a millisecond with ten
+  // thousand of them, and a stretch that names only blocks it keeps (a checkpointed backward)
+  // would pay it at every launch.
+  static constexpr std::uint64_t kPeakRetryOperations = 32;
 
  private:
   // A range's part of one 2 MB block (a block two ranges share has a part in each). Kept per range
@@ -553,6 +560,7 @@ class LaunchOrderedResidency {
   // live bytes), falling, oldest first; entries up to `peak_scanned_to_` were considered.
   std::deque<std::pair<std::uint64_t, std::uint64_t>> peak_window_;
   std::uint64_t peak_scanned_to_ = 0, peak_period_ = 0, peak_reach_ = 0;
+  std::uint64_t peak_retry_at_ = 0;  // no eviction for a peak before this operation (see above)
   // Evictions alongside the program not waited for yet, oldest first, and the bytes they move.
   struct PendingEviction {
     std::uint64_t number = 0, bytes = 0;
