@@ -11,6 +11,7 @@ void LaunchOrderedResidency::on_range_allocated(std::uint64_t address, std::uint
   // A range still recorded at this address (its free not told yet): forgotten first, so that no
   // LRU entry points into blocks that are replaced.
   on_range_freed(address);
+  range_of_block_.fill({});
   Range& range = ranges_[address];
   range.address = address;
   range.bytes = bytes;
@@ -33,6 +34,7 @@ void LaunchOrderedResidency::on_range_freed(std::uint64_t address) {
   }
   range_bytes_ -= it->second.bytes;
   ranges_.erase(it);
+  range_of_block_.fill({});
 }
 
 namespace {
@@ -58,7 +60,15 @@ const LaunchOrderedResidency::Range* LaunchOrderedResidency::range_holding(std::
 }
 
 LaunchOrderedResidency::Range* LaunchOrderedResidency::range_holding(std::uint64_t address) {
-  return const_cast<Range*>(std::as_const(*this).range_holding(address));
+  const BlockId block = block_of(address);
+  RangeOfBlock& known = range_of_block_[block % range_of_block_.size()];
+  if (known.block == block) return known.range;
+  Range* range = const_cast<Range*>(std::as_const(*this).range_holding(address));
+  // Only a block no other range shares: any address in it then lies in this range.
+  if (range != nullptr && range->address <= block_base(block) &&
+      block_base(block) + kBlockBytes <= range->address + range->bytes)
+    known = {block, range};
+  return range;
 }
 
 std::pair<std::size_t, std::size_t> LaunchOrderedResidency::parts_spanned(const Range& range,

@@ -14,8 +14,11 @@ bool LoopPeriod::repeats_at(std::uint64_t now, std::uint64_t distance, std::uint
 std::uint64_t LoopPeriod::window_hash(std::uint64_t now) const {
   if (now < kWindow || history_.size() < kWindow) return 0;
   std::uint64_t hash = 0x9e3779b97f4a7c15ULL;
-  for (std::uint64_t n = now - kWindow + 1; n <= now; ++n)
-    hash = (hash ^ history_[n % history_.size()]) * 0xff51afd7ed558ccdULL;
+  std::size_t at = (now - kWindow + 1) % history_.size();  // one division, not one per signature
+  for (std::uint64_t n = 0; n < kWindow; ++n) {
+    hash = (hash ^ history_[at]) * 0xff51afd7ed558ccdULL;
+    if (++at == history_.size()) at = 0;
+  }
   return hash == 0 ? 1 : hash;
 }
 
@@ -28,8 +31,10 @@ void LoopPeriod::observe(std::uint64_t now, std::uint64_t signature) {
   history_[now % history_.size()] = signature;  // after the check: a distance is below the size
   std::uint64_t previous = 0;
   if (const std::uint64_t window = window_hash(now); window != 0) {
-    const auto [seen, first] = last_seen_.try_emplace(window, now);
-    if (!first) previous = std::exchange(seen->second, now);
+    // The product's low bits hold only the signatures' low bits: the high half is folded in.
+    Seen& slot = seen_[(window ^ (window >> 32)) & (seen_.size() - 1)];
+    if (slot.window == window) previous = slot.operation;
+    slot = {window, now};
   }
   if (repeats) {
     ++streak_;
@@ -49,9 +54,6 @@ void LoopPeriod::observe(std::uint64_t now, std::uint64_t signature) {
     misses_ = repeats_at(now, period_, signature) ? 0 : misses_ + 1;
     if (misses_ > period_) period_ = 0;
   }
-  // A program that never repeats would grow the map without end: forgotten once it holds a
-  // history's worth (a loop is proposed again within a period of the clearing).
-  if (last_seen_.size() > history_.size()) last_seen_.clear();
 }
 
 bool LoopPeriod::adds_little() const {
@@ -62,16 +64,14 @@ bool LoopPeriod::adds_little() const {
 }
 
 namespace {
-// FNV-1a over the words: cheap, and 0 only by accident (then 1).
+// A multiply and a shift per word, then one more mix so that every bit of the last word reaches
+// the low bits (LoopPeriod's table slot); 0 only by accident (then 1).
 template <std::size_t N>
 std::uint64_t hash_words(const std::array<std::uint64_t, N>& words) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (std::uint64_t word : words) {
-    for (int i = 0; i < 8; ++i) {
-      hash ^= (word >> (8 * i)) & 0xff;
-      hash *= 0x100000001b3ULL;
-    }
-  }
+  for (std::uint64_t word : words) hash = (hash ^ word ^ (hash >> 29)) * 0xbf58476d1ce4e5b9ULL;
+  hash = (hash ^ (hash >> 31)) * 0x94d049bb133111ebULL;
+  hash ^= hash >> 29;
   return hash == 0 ? 1 : hash;
 }
 }  // namespace

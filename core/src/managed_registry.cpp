@@ -1,5 +1,6 @@
 #include "deepum/core/managed_registry.hpp"
 
+#include <array>
 #include <mutex>
 #include <new>
 
@@ -12,6 +13,7 @@ bool ManagedRegistry::insert(const ManagedRange& range) {
   if (next != ranges_.end() && next->first - range.base < range.bytes) return false;
   if (next != ranges_.begin() && std::prev(next)->second.contains(range.base)) return false;
   ranges_.emplace_hint(next, range.base, range);
+  generation_.fetch_add(1, std::memory_order_release);
   live_bytes_ += range.bytes;
   if (range.base < span_low_.load(std::memory_order_relaxed))
     span_low_.store(range.base, std::memory_order_relaxed);
@@ -27,6 +29,7 @@ std::optional<ManagedRange> ManagedRegistry::erase(std::uintptr_t base) {
   if (it == ranges_.end()) return std::nullopt;
   ManagedRange range = it->second;
   ranges_.erase(it);
+  generation_.fetch_add(1, std::memory_order_release);
   live_bytes_ -= range.bytes;
   return range;
 }
@@ -38,6 +41,31 @@ std::optional<ManagedRange> ManagedRegistry::find_containing(std::uintptr_t addr
   --it;
   if (!it->second.contains(address)) return std::nullopt;
   return it->second;
+}
+
+bool ManagedRegistry::contains(std::uintptr_t address) const {
+  constexpr std::uintptr_t kBlockBytes = std::uintptr_t{2} << 20;
+  struct Remembered {
+    const ManagedRegistry* registry = nullptr;
+    std::uint64_t generation = 0;
+    std::array<std::uintptr_t, 64> blocks{};  // block number + 1 by its slot; 0: none
+  };
+  thread_local Remembered remembered;
+  // Read before the lookup: a range that comes or goes meanwhile empties this at the next call.
+  const std::uint64_t generation = generation_.load(std::memory_order_acquire);
+  if (remembered.registry != this || remembered.generation != generation) {
+    remembered.registry = this;
+    remembered.generation = generation;
+    remembered.blocks.fill(0);
+  }
+  const std::uintptr_t block = address / kBlockBytes;
+  std::uintptr_t& slot = remembered.blocks[block % remembered.blocks.size()];
+  if (slot == block + 1) return true;
+  const std::optional<ManagedRange> range = find_containing(address);
+  if (!range) return false;
+  if (range->contains(block * kBlockBytes) && range->contains((block + 1) * kBlockBytes - 1))
+    slot = block + 1;
+  return true;
 }
 
 std::vector<ManagedRange> ManagedRegistry::snapshot() const {
@@ -61,6 +89,7 @@ std::size_t ManagedRegistry::live_count() const {
 void ManagedRegistry::reset_in_child() {
   new (&mutex_) std::shared_mutex();  // the parent's, still held, is abandoned, never released
   ranges_.clear();
+  generation_.fetch_add(1, std::memory_order_release);
   live_bytes_ = 0;
 }
 
@@ -71,6 +100,7 @@ std::uint64_t ManagedRegistry::forget_device(int device) {
     if (it->second.device == device) {
       bytes += it->second.bytes;
       it = ranges_.erase(it);
+      generation_.fetch_add(1, std::memory_order_release);
     } else {
       ++it;
     }
@@ -82,6 +112,7 @@ std::uint64_t ManagedRegistry::forget_device(int device) {
 void ManagedRegistry::clear() {
   std::unique_lock lock(mutex_);
   ranges_.clear();
+  generation_.fetch_add(1, std::memory_order_release);
   live_bytes_ = 0;
 }
 

@@ -43,9 +43,7 @@ class RegistryLookup final : public cupti_tracer::ManagedLookup {
  public:
   RegistryLookup(const core::ManagedRegistry& registry, const core::LiveBuffers* buffers)
       : registry_(registry), buffers_(buffers) {}
-  bool contains(std::uint64_t address) const noexcept override {
-    return registry_.find_containing(address).has_value();
-  }
+  bool contains(std::uint64_t address) const noexcept override { return registry_.contains(address); }
   cupti_tracer::AddressBounds bounds() const noexcept override {
     const auto [low, high] = registry_.address_span();
     return low < high ? cupti_tracer::AddressBounds{low, high} : cupti_tracer::AddressBounds{1, 0};

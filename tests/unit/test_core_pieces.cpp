@@ -46,6 +46,29 @@ TEST_CASE("ManagedRegistry finds the range holding an address and rejects overla
   CHECK(registry.snapshot().front().base == 0x2000);
 }
 
+TEST_CASE("ManagedRegistry::contains answers as find_containing while ranges come and go") {
+  constexpr std::uintptr_t kBlock = std::uintptr_t{2} << 20;
+  const std::uintptr_t base = 0x7f0000000000;
+  ManagedRegistry registry;
+  REQUIRE(registry.insert({base, 3 * kBlock, InterceptedApi::cuda_malloc}));
+  for (int ask = 0; ask < 2; ++ask) {  // the second time, remembered
+    CHECK(registry.contains(base + kBlock + 5));
+    CHECK(registry.contains(base + 3 * kBlock - 1));
+    CHECK_FALSE(registry.contains(base + 3 * kBlock));
+  }
+  // Gone, then another range over part of the same block: its neighbour there is not managed.
+  REQUIRE(registry.erase(base));
+  CHECK_FALSE(registry.contains(base + kBlock + 5));
+  REQUIRE(registry.insert({base + kBlock, 0x1000, InterceptedApi::cuda_malloc}));
+  CHECK(registry.contains(base + kBlock + 5));
+  CHECK_FALSE(registry.contains(base + kBlock + 0x1000));
+  CHECK(registry.contains(base + kBlock + 5));
+  // Another registry is not answered from this one's blocks.
+  ManagedRegistry other;
+  CHECK_FALSE(other.contains(base + kBlock + 5));
+  CHECK(registry.contains(base + kBlock + 5));
+}
+
 TEST_CASE("ManagedRegistry stays consistent under concurrent inserts, lookups and erases") {
   ManagedRegistry registry;
   std::vector<std::thread> threads;
@@ -56,7 +79,9 @@ TEST_CASE("ManagedRegistry stays consistent under concurrent inserts, lookups an
         const std::uintptr_t at = base + static_cast<std::uintptr_t>(i % 16) * 0x100;
         CHECK(registry.insert({at, 0x100, InterceptedApi::cuda_malloc}));
         CHECK(registry.find_containing(at + 0x80));
+        CHECK(registry.contains(at + 0x80));
         CHECK(registry.erase(at));
+        CHECK_FALSE(registry.contains(at + 0x80));
       }
     });
   }

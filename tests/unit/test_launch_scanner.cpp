@@ -343,6 +343,14 @@ TEST_CASE("each pointer reaches the end of the live buffer holding it, where the
   CHECK(launch.extents[0] == 0);
   CHECK(buffers.bytes_from(kManagedA + 0x20000 + 0xff) == 1);
   CHECK(buffers.bytes_from(kManagedA + 0x20000 + 0x100) == 0);
+  // The allocator hands the same address out again, smaller, then splits a larger buffer over it:
+  // a pointer at a buffer's start and one inside it get that buffer's end.
+  buffers.handed_out(kManagedA, 0x800);
+  CHECK(buffers.bytes_from(kManagedA) == 0x800);
+  buffers.returned(kManagedA);
+  buffers.handed_out(kManagedA - 0x1000, 0x4000);
+  CHECK(buffers.bytes_from(kManagedA) == 0x3000);
+  CHECK(buffers.bytes_from(kManagedA - 0x1000) == 0x4000);
 }
 
 TEST_CASE("scan_launch without a known layout scans nothing but still keys the launch") {

@@ -506,6 +506,29 @@ TEST_CASE("evictions ordered before launches keep a loop larger than the limit u
   CHECK(stats.peak_bytes <= kLimit);
 }
 
+TEST_CASE("ranges freed and allocated again over the same blocks are named as they are now") {
+  LaunchOrderedResidency model(64 * kMiB, 4 * kMiB);
+  model.on_range_allocated(kBase, 8 * kMiB);
+  model.before_launch(launch_naming(kBase + kMiB, 0));  // to the end of its range: 4 blocks
+  CHECK(model.resident_bytes() == 8 * kMiB);
+  model.before_launch(launch_naming(kBase + 5 * kMiB, kMiB));  // the same blocks, found again
+  CHECK(model.resident_bytes() == 8 * kMiB);
+  // Freed: its blocks are no longer the model's; a pointer into them names nothing.
+  model.on_range_freed(kBase);
+  CHECK(model.resident_bytes() == 0);
+  model.before_launch(launch_naming(kBase + kMiB, kMiB));
+  CHECK(model.resident_bytes() == 0);
+  // Two smaller ranges over the first block and the second, sharing none of it with another.
+  model.on_range_allocated(kBase, kMiB);
+  model.on_range_allocated(kBase + kMiB, 3 * kMiB);
+  model.before_launch(launch_naming(kBase + kMiB, 0));  // the second range: 1 MiB + one block
+  CHECK(model.resident_bytes() == 3 * kMiB);
+  model.before_launch(launch_naming(kBase, 0));  // the first: the rest of the shared block
+  CHECK(model.resident_bytes() == 4 * kMiB);
+  model.before_launch(launch_naming(kBase + 3 * kMiB, 0));  // the second's block alone, found again
+  CHECK(model.resident_bytes() == 4 * kMiB);
+}
+
 TEST_CASE("a loop whose ranges fit the limit exactly is never evicted; one more range is") {
   // Sixteen 8 MiB tensors, 128 MiB, a limit of exactly that: evicting a batch ahead by LRU would
   // take the tensor the loop needs next, every pass.

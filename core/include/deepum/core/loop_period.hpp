@@ -15,8 +15,9 @@
 // every repeating operation confirms).
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "deepum/core/events.hpp"
@@ -31,7 +32,8 @@ class LoopPeriod {
 
   // Periods longer than `max_period` operations are not looked for (the history is a ring of
   // that many signatures).
-  explicit LoopPeriod(std::uint32_t max_period = 1U << 18) : history_(max_period, 0) {}
+  explicit LoopPeriod(std::uint32_t max_period = 1U << 18)
+      : history_(max_period, 0), seen_(std::bit_ceil(std::clamp<std::uint32_t>(max_period, 1, kMaxSeen))) {}
 
   // Operation number `now` (1, 2, ..., each once, in order) had `signature` (never 0).
   void observe(std::uint64_t now, std::uint64_t signature);
@@ -45,8 +47,17 @@ class LoopPeriod {
   // The hash of the signatures of operations now - kWindow + 1 to now (0 before there are that many).
   std::uint64_t window_hash(std::uint64_t now) const;
 
+  // Windows remembered at most: a table of 1 MiB. Its slot is the window hash's low bits, and a
+  // window that lands on another's replaces it: a window lost so is proposed at its next
+  // occurrence, and the period learned a little later. One slot a launch, no allocation: the
+  // launch callback calls observe on every launch.
+  static constexpr std::uint32_t kMaxSeen = 1U << 16;
+  struct Seen {
+    std::uint64_t window = 0, operation = 0;  // window hash 0: empty
+  };
+
   std::vector<std::uint64_t> history_;  // signature of operation n at n % size; 0: none yet
-  std::unordered_map<std::uint64_t, std::uint64_t> last_seen_;  // window hash -> latest operation
+  std::vector<Seen> seen_;              // window hash -> its latest operation, as above
   std::uint64_t candidate_ = 0, streak_ = 0;
   // Operations of the candidate's streak that repeated at its distance, and of those, how many did
   // not at the period's.

@@ -33,6 +33,11 @@ class ManagedRegistry {
   std::optional<ManagedRange> erase(std::uintptr_t base);
   // The live range containing `address`, if any.
   std::optional<ManagedRange> find_containing(std::uintptr_t address) const;
+  // Whether a live range contains `address`: find_containing, remembered per thread for the 2 MB
+  // block when one range holds all of it, until a range comes or goes. The launch callback asks
+  // this for every pointer-like word, and a lock and a walk of the map cost more than the launch's
+  // other work.
+  bool contains(std::uintptr_t address) const;
   std::vector<ManagedRange> snapshot() const;
   std::uint64_t live_bytes() const;
   // Lowest base and highest end any range ever had: a cheap first filter for pointer scans.
@@ -58,6 +63,7 @@ class ManagedRegistry {
   std::uint64_t live_bytes_ = 0;
   std::atomic<std::uint64_t> span_low_{UINT64_MAX};
   std::atomic<std::uint64_t> span_high_{0};
+  std::atomic<std::uint64_t> generation_{0};  // changed with every range that comes or goes
 };
 
 }  // namespace deepum::core
