@@ -642,6 +642,38 @@ TEST_CASE("in a loop, victims by predicted next use move half what least recentl
           predicted / kPasses / kMiB, " MiB");
 }
 
+TEST_CASE("a loop that outgrows the limit takes victims by next use from its second pass over it on") {
+  // Eight tensors fit: nothing is evicted. Eight more: the loop's period is learned again, and from
+  // the second pass over all sixteen on, never the tensor named next, and about half moved each pass.
+  constexpr std::uint64_t kPasses = 6;
+  LaunchOrderedResidency model(8 * kTensor, kTensor, {.prefetch = true});
+  for (std::uint64_t t = 0; t < 8; ++t) model.on_range_allocated(kBase + t * kTensor, kTensor);
+  InOrderGpu gpu;
+  const auto pass = [&](std::uint64_t tensors, bool check_victims) {
+    for (std::uint64_t t = 0; t < tensors; ++t) {
+      const KernelLaunch launch = launch_naming(kBase + t * kTensor, kTensor);
+      const LaunchEviction decision = model.before_launch(launch);
+      const std::uint64_t next = kBase + ((t + 1) % tensors) * kTensor;
+      for (const AddressRange& victim : decision.evict) {
+        if (check_victims) CHECK((victim.address + victim.bytes <= next || victim.address >= next + kTensor));
+      }
+      gpu.run(decision, launch);
+      CHECK(gpu.resident.size() * kBlockBytes <= 8 * kTensor);
+    }
+  };
+  for (int i = 0; i < 4; ++i) pass(8, true);
+  CHECK(model.stats().evictions == 0);
+  CHECK(model.stats().loop_period == 8);
+  for (std::uint64_t t = 8; t < 16; ++t) model.on_range_allocated(kBase + t * kTensor, kTensor);
+  pass(16, false);
+  pass(16, false);
+  const std::uint64_t evicted_before = model.stats().evicted_bytes;
+  for (std::uint64_t i = 0; i < kPasses; ++i) pass(16, true);
+  CHECK(model.stats().loop_period == 16);
+  CHECK(model.stats().evicted_bytes - evicted_before <= kPasses * 10 * kTensor);
+  CHECK(model.stats().victims_predicted_bytes > 0);
+}
+
 TEST_CASE("ranges a block over the limit evict about that block each pass, not a batch") {
   // Sixteen tensors under a limit one block short of them, a batch of four tensors: once one
   // block is out, all the rest fits. A batch's worth out would come back within the pass.
