@@ -13,7 +13,7 @@ bool ManagedRegistry::insert(const ManagedRange& range) {
   if (next != ranges_.end() && next->first - range.base < range.bytes) return false;
   if (next != ranges_.begin() && std::prev(next)->second.contains(range.base)) return false;
   ranges_.emplace_hint(next, range.base, range);
-  generation_.fetch_add(1, std::memory_order_release);
+  generation_.store(next_generation(), std::memory_order_release);
   live_bytes_ += range.bytes;
   if (range.base < span_low_.load(std::memory_order_relaxed))
     span_low_.store(range.base, std::memory_order_relaxed);
@@ -29,7 +29,7 @@ std::optional<ManagedRange> ManagedRegistry::erase(std::uintptr_t base) {
   if (it == ranges_.end()) return std::nullopt;
   ManagedRange range = it->second;
   ranges_.erase(it);
-  generation_.fetch_add(1, std::memory_order_release);
+  generation_.store(next_generation(), std::memory_order_release);
   live_bytes_ -= range.bytes;
   return range;
 }
@@ -41,6 +41,11 @@ std::optional<ManagedRange> ManagedRegistry::find_containing(std::uintptr_t addr
   --it;
   if (!it->second.contains(address)) return std::nullopt;
   return it->second;
+}
+
+std::uint64_t ManagedRegistry::next_generation() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 bool ManagedRegistry::contains(std::uintptr_t address) const {
@@ -89,7 +94,7 @@ std::size_t ManagedRegistry::live_count() const {
 void ManagedRegistry::reset_in_child() {
   new (&mutex_) std::shared_mutex();  // the parent's, still held, is abandoned, never released
   ranges_.clear();
-  generation_.fetch_add(1, std::memory_order_release);
+  generation_.store(next_generation(), std::memory_order_release);
   live_bytes_ = 0;
 }
 
@@ -100,7 +105,7 @@ std::uint64_t ManagedRegistry::forget_device(int device) {
     if (it->second.device == device) {
       bytes += it->second.bytes;
       it = ranges_.erase(it);
-      generation_.fetch_add(1, std::memory_order_release);
+      generation_.store(next_generation(), std::memory_order_release);
     } else {
       ++it;
     }
@@ -112,7 +117,7 @@ std::uint64_t ManagedRegistry::forget_device(int device) {
 void ManagedRegistry::clear() {
   std::unique_lock lock(mutex_);
   ranges_.clear();
-  generation_.fetch_add(1, std::memory_order_release);
+  generation_.store(next_generation(), std::memory_order_release);
   live_bytes_ = 0;
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -63,10 +64,17 @@ TEST_CASE("ManagedRegistry::contains answers as find_containing while ranges com
   CHECK(registry.contains(base + kBlock + 5));
   CHECK_FALSE(registry.contains(base + kBlock + 0x1000));
   CHECK(registry.contains(base + kBlock + 5));
-  // Another registry is not answered from this one's blocks.
+  // Another registry is not answered from this one's blocks, nor one made where it was.
   ManagedRegistry other;
   CHECK_FALSE(other.contains(base + kBlock + 5));
   CHECK(registry.contains(base + kBlock + 5));
+  std::optional<ManagedRegistry> in_place;
+  in_place.emplace();
+  REQUIRE(in_place->insert({base, kBlock, InterceptedApi::cuda_malloc}));
+  CHECK(in_place->contains(base + 5));
+  in_place.emplace();  // a new registry in the same place, with as many changes
+  REQUIRE(in_place->insert({base + 4 * kBlock, kBlock, InterceptedApi::cuda_malloc}));
+  CHECK_FALSE(in_place->contains(base + 5));
 }
 
 TEST_CASE("ManagedRegistry stays consistent under concurrent inserts, lookups and erases") {

@@ -47,7 +47,7 @@ class LoopPeriod {
   // The hash of the signatures of operations now - kWindow + 1 to now (0 before there are that many).
   std::uint64_t window_hash(std::uint64_t now) const;
 
-  // Windows remembered at most: a table of 1 MiB. Its slot is the window hash's low bits, and a
+  // Windows remembered at most: a table of 1 MiB. A window's slot comes from its hash, and a
   // window that lands on another's replaces it: a window lost so is proposed at its next
   // occurrence, and the period learned a little later. One slot a launch, no allocation: the
   // launch callback calls observe on every launch.

@@ -63,7 +63,10 @@ class ManagedRegistry {
   std::uint64_t live_bytes_ = 0;
   std::atomic<std::uint64_t> span_low_{UINT64_MAX};
   std::atomic<std::uint64_t> span_high_{0};
-  std::atomic<std::uint64_t> generation_{0};  // changed with every range that comes or goes
+  // Changed with every range that comes or goes, to a value no registry has had: one made where
+  // another was is not answered from what the other's were.
+  static std::uint64_t next_generation();
+  std::atomic<std::uint64_t> generation_{next_generation()};
 };
 
 }  // namespace deepum::core
