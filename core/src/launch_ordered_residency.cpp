@@ -611,7 +611,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     note_other_streams(block, stream);
     block.named_at = now;
     block.named_stream = stream;
-    record_use(block, now);
+    record_use(block, range, index, now);
     if (std::exchange(block.ahead, false)) ahead_unnamed_bytes_ -= kBlockBytes;
     if (!block.resident) new_bytes += part(range, index).bytes;
     // Its store copy was released (it died while its swap was in flight): nothing restores it, so
@@ -865,7 +865,7 @@ void LaunchOrderedResidency::remember_named(std::uint64_t now) {
   entry.live_bytes = range_bytes_ - dead_bytes_;
   entry.parts.clear();
   for (auto [range, index] : named_)
-    entry.parts.emplace_back(range->address, static_cast<std::uint32_t>(index));
+    entry.parts.push_back({range->address, static_cast<std::uint32_t>(index)});
   named_history_.push_back(std::move(entry));
 }
 
@@ -876,9 +876,10 @@ bool LaunchOrderedResidency::upcoming_needs_room(std::uint64_t now) const {
   const std::uint64_t earlier = std::max(planned_ahead_to_, now) + 1 - period;
   const std::uint64_t first = named_history_.front().operation;
   if (earlier < first || earlier - first >= named_history_.size()) return true;  // not known
-  for (auto [address, index] : named_history_[earlier - first].parts) {
-    auto it = ranges_.find(address);
-    if (it != ranges_.end() && index < it->second.blocks.size() && !it->second.blocks[index].resident)
+  for (const NamedPart& part : named_history_[earlier - first].parts) {
+    auto it = ranges_.find(part.address);
+    if (it != ranges_.end() && part.index < it->second.blocks.size() &&
+        !it->second.blocks[part.index].resident)
       return true;
   }
   return false;
@@ -910,10 +911,11 @@ void LaunchOrderedResidency::plan_ahead(LaunchEviction& decision, std::uint64_t 
     const std::uint64_t first = named_history_.front().operation;
     if (earlier >= first && earlier - first < named_history_.size()) {
       blocks.clear();
-      for (auto [address, index] : named_history_[earlier - first].parts) {
-        auto it = ranges_.find(address);
-        if (it != ranges_.end() && index < it->second.blocks.size() && it->second.blocks[index].swapped)
-          blocks.emplace_back(&it->second, index);
+      for (const NamedPart& part : named_history_[earlier - first].parts) {
+        auto it = ranges_.find(part.address);
+        if (it != ranges_.end() && part.index < it->second.blocks.size() &&
+            it->second.blocks[part.index].swapped)
+          blocks.emplace_back(&it->second, part.index);
       }
       const std::uint64_t needed = blocks.size() * kBlockBytes;
       // Later, from here: past the budget, or once evictions have made room.
@@ -984,13 +986,39 @@ void LaunchOrderedResidency::begin_recording(std::uint64_t now) {
     repeats_period_ = checking_period_;
     repeats_checked_ = repeats_hit_ = 0;
   }
+  named_loop_ago_ = nullptr;
+  if (checking_period_ != 0 && !named_history_.empty()) {
+    const std::uint64_t earlier = now - checking_period_, first = named_history_.front().operation;
+    if (earlier >= first && earlier - first < named_history_.size() &&
+        named_history_[earlier - first].operation == earlier)
+      named_loop_ago_ = &named_history_[earlier - first].parts;
+  }
 }
 
-void LaunchOrderedResidency::record_use(Block& block, std::uint64_t now) {
+bool LaunchOrderedResidency::named_one_loop_ago(const Block& block, const Range& range, std::size_t index,
+                                                std::uint64_t operation) const {
+  // That operation's entry says whether it named the block, without a search through the block's
+  // ring, whose probes each read a line of memory the program's own work has pushed out of the
+  // caches. Where the loop repeats, it named the same parts in the same order (read in step with
+  // named_); a short entry is looked through whole (a loop of shapes a layer long names other
+  // blocks each time). Where the part it names was another range's, freed since, this block's
+  // namings all came after the operation, and keeps_naming says no.
+  const std::vector<NamedPart>* then = named_loop_ago_;
+  const NamedPart part{range.address, static_cast<std::uint32_t>(index)};
+  const std::size_t at = named_.size();
+  const bool in_step = then != nullptr && at < then->size() && (*then)[at] == part;
+  if (!in_step && (then == nullptr || then->size() > kPartsLookedThrough))
+    return block.uses.contains(operation);
+  const bool named = in_step || std::find(then->begin(), then->end(), part) != then->end();
+  return named && block.uses.keeps_naming(operation);
+}
+
+void LaunchOrderedResidency::record_use(Block& block, const Range& range, std::size_t index,
+                                        std::uint64_t now) {
   if (const std::uint64_t by_shape = checking_period_; by_shape != 0) {
     ++stats_.namings_checked;
     ++repeats_checked_;
-    if (block.uses.contains(now - by_shape)) {
+    if (named_one_loop_ago(block, range, index, now - by_shape)) {
       ++stats_.namings_repeated;
       ++repeats_hit_;
     }

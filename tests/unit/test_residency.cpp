@@ -831,6 +831,55 @@ TEST_CASE("a loop of shapes whose blocks change every step is not planned with")
   CHECK(result.stats.victims_predicted_bytes == 0);
 }
 
+TEST_CASE("namings one loop of shapes ago are counted alike with and without the history of operations") {
+  // With swaps on, the model keeps what each operation named and reads the entry one loop of
+  // shapes back in step with the launch's own namings; without, it searches each block's ring.
+  // The same launches must count the same repeats, through every path: blocks named in the same
+  // order; in another order; an entry too long to look through; a workspace named more often than
+  // a ring keeps; a range freed and allocated again at its address each step (new blocks).
+  constexpr std::uint64_t kStepOps = LaunchOrderedResidency::kMinShapePeriod + 64, kSteps = 6;
+  constexpr std::uint64_t kWorkspace = kBase, kTensors = kBase + 64 * kMiB, kBig = kBase + 512 * kMiB;
+  constexpr std::uint64_t kAgain = kBase + 1024 * kMiB, kBigBytes = 96 * kMiB;
+  LaunchOrderedResidency with_history(4096 * kMiB, 64 * kMiB,
+                                      {.prefetch = true, .swap = true, .swap_bytes = 4096 * kMiB});
+  LaunchOrderedResidency without(4096 * kMiB, 64 * kMiB, {.prefetch = true});
+  for (LaunchOrderedResidency* model : {&with_history, &without}) {
+    model->on_range_allocated(kWorkspace, 2 * kMiB);
+    model->on_range_allocated(kTensors, 16 * kTensor);
+    model->on_range_allocated(kBig, kBigBytes);
+  }
+  for (std::uint64_t step = 0; step < kSteps; ++step) {
+    for (LaunchOrderedResidency* model : {&with_history, &without}) {
+      if (step != 0) model->on_range_freed(kAgain);
+      model->on_range_allocated(kAgain, 4 * kMiB);
+    }
+    for (std::uint64_t op = 0; op < kStepOps; ++op) {
+      const std::uint64_t tensor = kTensors + (op % 16) * kTensor;
+      KernelLaunch launch = launch_naming(tensor, kTensor);
+      if (op % 10 == 3) {  // two tensors, their order flipped every step
+        const std::uint64_t other = kTensors + ((op + 5) % 16) * kTensor;
+        launch = step % 2 == 0 ? launch_naming(tensor, kTensor, other, kTensor)
+                               : launch_naming(other, kTensor, tensor, kTensor);
+      }
+      if (op % 50 == 7) launch = launch_naming(kBig + (step % 3) * 2 * kMiB, 0);  // up to 48 blocks
+      if (op % 7 == 0) launch = launch_naming(kAgain, 4 * kMiB);
+      launch.pointers[launch.pointer_count] = kWorkspace;  // named by every operation
+      launch.extents[launch.pointer_count++] = 2 * kMiB;
+      launch.function = 100 + op;
+      with_history.before_launch(launch);
+      without.before_launch(launch);
+    }
+  }
+  const LaunchOrderedStats& a = with_history.stats();
+  const LaunchOrderedStats& b = without.stats();
+  CHECK(a.shape_loop_period == kStepOps);
+  CHECK(a.namings_checked == b.namings_checked);
+  CHECK(a.namings_repeated == b.namings_repeated);
+  CHECK(a.namings_repeated > 0);
+  CHECK(a.namings_repeated < a.namings_checked);
+  MESSAGE("namings checked ", a.namings_checked, ", repeated ", a.namings_repeated);
+}
+
 TEST_CASE("a loop of addresses longer than the history is planned with once the history covers it") {
   // A step of 2,100 operations naming 16 tensors; one operation in eight names a buffer that
   // cycles through four addresses, one a step (PyTorch's allocator hands some buffers out in

@@ -220,6 +220,10 @@ class UseHistory {
   // The earliest naming kept after operation `since`; 0: none.
   std::uint64_t first_after(std::uint64_t since) const;
   bool contains(std::uint64_t operation) const;
+  // Whether a naming by `operation` is kept, where it named the block or came before the block's
+  // first naming: the ring holds the latest namings, so it is unless older than the oldest kept (one
+  // read, of the slot add() reads next).
+  bool keeps_naming(std::uint64_t operation) const { return size_ != 0 && at(0) <= operation; }
   // Namings after `since` were dropped to keep kMaxUses: it is named often.
   bool dropped_after(std::uint64_t since) const { return dropped_ > since; }
   bool empty() const { return size_ == 0; }
@@ -492,8 +496,12 @@ class LaunchOrderedResidency {
   std::uint64_t history_length() const;
   // Before operation `now` names its blocks: what record_use needs, worked out once.
   void begin_recording(std::uint64_t now);
-  // Operation `now` names the block: kept in its history, and counted for blocks_repeat_.
-  void record_use(Block& block, std::uint64_t now);
+  // Operation `now` names the block (part `index` of `range`, the next of named_): kept in its
+  // history, and counted for blocks_repeat_.
+  void record_use(Block& block, const Range& range, std::size_t index, std::uint64_t now);
+  // Whether that block's history holds a naming by `operation`, one loop of shapes ago.
+  bool named_one_loop_ago(const Block& block, const Range& range, std::size_t index,
+                          std::uint64_t operation) const;
 
   // Keeps what operation `now` named (named_), for predicting the operation one period later.
   void remember_named(std::uint64_t now);
@@ -546,13 +554,22 @@ class LaunchOrderedResidency {
   // The longest period learned so far (history_length), when the history last grew, and how many
   // operations back it held then.
   std::uint64_t longest_period_ = 0, history_grown_at_ = 0, covered_at_growth_ = 0;
-  // What each of the latest operations (about a period of them) named: (range address, part index).
+  // What each of the latest operations (about a period of them) named.
+  struct NamedPart {
+    std::uint64_t address = 0;  // the range's
+    std::uint32_t index = 0;
+    bool operator==(const NamedPart&) const = default;
+  };
   struct NamedBy {
     std::uint64_t operation = 0;
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> parts;
+    std::vector<NamedPart> parts;
     std::uint64_t live_bytes = 0;  // range_bytes_ - dead_bytes_ once it was decided
   };
   std::deque<NamedBy> named_history_;
+  // For the operation being named: what the one a loop of shapes earlier named (see
+  // named_one_loop_ago); null where the history does not hold it.
+  const std::vector<NamedPart>* named_loop_ago_ = nullptr;
+  static constexpr std::size_t kPartsLookedThrough = 32;
   std::uint64_t planned_ahead_to_ = 0;  // the latest operation whose blocks plan_ahead considered
   // Blocks copied back ahead and not named yet: at most a batch, so that what comes back ahead is
   // what the next operations need, not what a later one does at the cost of what is kept.
