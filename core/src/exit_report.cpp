@@ -154,6 +154,14 @@ void eviction_thread_line(std::string& out, const EngineCounters* e) {
               format_duration(e->eviction_thread_drop_calls_ns));
 }
 
+// Pinning host memory is slow and happens while the first steps run (the store grows as swaps
+// need it): a slow first step may be this.
+void swap_store_line(std::string& out, const EngineCounters* e) {
+  if (e == nullptr || e->swap_store_pinned_bytes == 0) return;
+  append_line(out, "  swap store: {} of pinned host memory, pinned in {}",
+              format_bytes(e->swap_store_pinned_bytes), format_duration(e->swap_store_pin_ns));
+}
+
 void gpu_line(std::string& out, const GpuTime& g) {
   if (g.executions == 0) return;  // no kernel records
   append_line(out, "  GPU (summed over streams): ran {}, waited {} after work was runnable, served faults {}",
@@ -175,6 +183,7 @@ std::string render_summary(const ExitReport& r) {
     residency_line(out, r);
     if (r.runtime) program_thread_line(out, r);
     eviction_thread_line(out, engine);
+    swap_store_line(out, engine);
     gpu_line(out, r.tracing->gpu_time);
   }
   append_line(out, "deepum verdict: {}", judge(r).text);

@@ -182,6 +182,7 @@ json engine_json(const EngineCounters& e) {
           {"eviction_failures", e.eviction_failures},
           {"prefetch_failures", e.prefetch_failures},
           {"swap_store_pinned_bytes", e.swap_store_pinned_bytes},
+          {"swap_store_pin_ns", e.swap_store_pin_ns},
           {"swap_store_error", e.swap_store_error},
           {"eviction_thread",
            {{"running", e.eviction_thread},

@@ -46,6 +46,7 @@ core::EngineCounters engine_counters(StreamOrderedEvictor& evictor) {
   e.eviction_failures = evictor.failures();
   e.prefetch_failures = evictor.prefetch_failures();
   e.swap_store_pinned_bytes = evictor.swap_store_pinned_bytes();
+  e.swap_store_pin_ns = evictor.swap_store_pin_ns();
   e.swap_store_error = evictor.swap_store_error();
   e.eviction_thread = evictor.has_eviction_thread();
   e.eviction_thread_own_context = evictor.eviction_thread_has_own_context();

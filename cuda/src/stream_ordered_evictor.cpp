@@ -228,7 +228,9 @@ void StreamOrderedEvictor::grow_swap_store() noexcept {
     core::GateEntry entry;  // pinning while a stream capture runs may invalidate it
     if (!entry) return;
     std::string error;
+    const auto pinning = std::chrono::steady_clock::now();
     void* chunk = HostSwapStore::pin_chunk(error);
+    swap_store_pin_ns_.fetch_add(ns_since(pinning), std::memory_order_relaxed);
     std::lock_guard lock(mutex_);
     if (chunk == nullptr) {
       store_->pin_failed(std::move(error));

@@ -295,6 +295,15 @@ TEST_CASE("the summary splits the eviction thread's time, where it ran") {
   CHECK_FALSE(contains(render_summary(r), "eviction thread:"));
 }
 
+TEST_CASE("the summary says how much host memory the swap store pinned, and how long that took") {
+  ExitReport r = engine_run();
+  EngineCounters& e = *r.runtime->engine;
+  CHECK_FALSE(contains(render_summary(r), "swap store:"));
+  e.swap_store_pinned_bytes = 14 * kGiB;
+  e.swap_store_pin_ns = 4 * kSecond;
+  CHECK(contains(render_summary(r), "swap store: 14.00 GiB of pinned host memory, pinned in 4.00 s"));
+}
+
 TEST_CASE("the summary says when the program's stream memory waits held the engine's moves") {
   ExitReport r = engine_run();
   CHECK_FALSE(contains(render_summary(r), "held:"));
@@ -340,6 +349,7 @@ TEST_CASE("the stats_file holds every counter as a field, each documented in doc
   r.runtime->engine->eviction_thread_drops_ns = 100;
   r.runtime->engine->eviction_thread_drop_copy_waits_ns = 60;
   r.runtime->engine->eviction_thread_drop_calls_ns = 30;
+  r.runtime->engine->swap_store_pin_ns = 40;
   r.runtime->program_thread.placement_copy_calls_ns = 321;
   const nlohmann::json doc = nlohmann::json::parse(render_json(r));
   CHECK(doc["schema_version"] == 2);
@@ -350,6 +360,7 @@ TEST_CASE("the stats_file holds every counter as a field, each documented in doc
   CHECK(doc["engine"]["eviction_thread"]["drops_ns"] == 100);
   CHECK(doc["engine"]["eviction_thread"]["drop_copy_waits_ns"] == 60);
   CHECK(doc["engine"]["eviction_thread"]["drop_calls_ns"] == 30);
+  CHECK(doc["engine"]["swap_store_pin_ns"] == 40);
   CHECK(doc["program_thread"]["placement_copy_calls_ns"] == 321);
   CHECK(doc["program_thread"]["launch_callback"]["buckets"] == nlohmann::json::parse("[[5, 1]]"));
   CHECK(doc["tracer"]["launches_by_api"]["cuLaunchKernel"] == 9);

@@ -66,7 +66,8 @@ struct EngineCounters {
   std::uint64_t held_by_value_waits = 0;  // moved nothing: a program's stream memory wait might wait
   std::uint64_t eviction_failures = 0, prefetch_failures = 0;
   std::uint64_t swap_store_pinned_bytes = 0;
-  std::string swap_store_error;  // why the store stopped growing; empty: it never did
+  std::uint64_t swap_store_pin_ns = 0;  // deepum's worker's time pinning it
+  std::string swap_store_error;         // why the store stopped growing; empty: it never did
   bool eviction_thread = false, eviction_thread_own_context = false;
   std::uint64_t eviction_thread_ns = 0;  // the eviction thread's time in its move calls
   // Of it, the calls that copy swapped blocks into the store, and the drops after them (the host

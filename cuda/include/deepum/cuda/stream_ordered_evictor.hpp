@@ -147,6 +147,8 @@ class StreamOrderedEvictor {
   bool stop_placing_for_other_device() noexcept;
   // Pinned host memory the swap store holds, and the first error it met (empty: none).
   std::uint64_t swap_store_pinned_bytes();
+  // The worker's time pinning the store's chunks (cuMemHostAlloc), all of them.
+  std::uint64_t swap_store_pin_ns() const { return swap_store_pin_ns_.load(std::memory_order_relaxed); }
   std::string swap_store_error();
   // Host time the program's threads spent copying swapped blocks back themselves, in ns.
   std::uint64_t host_copy_back_ns() const { return host_copy_back_ns_.load(std::memory_order_relaxed); }
@@ -452,7 +454,8 @@ class StreamOrderedEvictor {
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};
   std::atomic<std::uint64_t> held_by_value_waits_{0};
   std::atomic<std::uint64_t> evictions_after_marker_{0};
-  std::atomic<std::uint64_t> swap_store_failed_{0};         // the first logs that swapping stopped
+  std::atomic<std::uint64_t> swap_store_failed_{0};  // the first logs that swapping stopped
+  std::atomic<std::uint64_t> swap_store_pin_ns_{0};
   std::array<std::atomic<std::uint64_t>, 4> enqueue_ns_{};  // by Move
   const std::uint64_t swap_store_bytes_;
   // Pinned swap slots kept free ahead of the swaps: two eviction batches.
