@@ -154,8 +154,7 @@ void eviction_thread_line(std::string& out, const EngineCounters* e) {
               format_duration(e->eviction_thread_drop_calls_ns));
 }
 
-// Pinning host memory is slow and happens while the first steps run (the store grows as swaps
-// need it): a slow first step may be this.
+// Pinning host memory is slow, and the store grows while the first steps run, as swaps need it.
 void swap_store_line(std::string& out, const EngineCounters* e) {
   if (e == nullptr || e->swap_store_pinned_bytes == 0) return;
   append_line(out, "  swap store: {} of pinned host memory, pinned in {}",
