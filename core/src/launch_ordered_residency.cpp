@@ -22,6 +22,7 @@ void LaunchOrderedResidency::on_range_allocated(std::uint64_t address, std::uint
   if (options_.place_fresh) {
     for (Block& block : range.blocks) block.fresh_epoch = fresh_epoch_;
   }
+  note_live_bytes();
 }
 
 void LaunchOrderedResidency::on_range_freed(std::uint64_t address) {
@@ -160,6 +161,7 @@ void LaunchOrderedResidency::on_buffer_handed_out(std::uint64_t address, std::ui
     block.others = {};
     block.others_lost = false;
   }
+  note_live_bytes();
 }
 
 AddressRange LaunchOrderedResidency::part(const Range& range, std::size_t index) {
@@ -188,6 +190,11 @@ void LaunchOrderedResidency::set_dead(Range& range, std::size_t index, bool dead
   const std::uint64_t bytes = part(range, index).bytes;
   dead ? dead_bytes_ += bytes : dead_bytes_ -= bytes;
   if (block.resident) dead ? resident_dead_bytes_ += bytes : resident_dead_bytes_ -= bytes;
+}
+
+void LaunchOrderedResidency::note_live_bytes() {
+  const std::uint64_t live = range_bytes_ - dead_bytes_;
+  if (live > limit_) peak_over_limit_ = std::max(peak_over_limit_, live - limit_);
 }
 
 void LaunchOrderedResidency::unfollowed_by_move(Block& block, std::uint64_t stream) {

@@ -220,26 +220,28 @@ void StreamOrderedEvictor::restore_before_capture() noexcept {
 }
 
 void StreamOrderedEvictor::grow_swap_store() noexcept {
-  for (int chunks = 0; chunks < 16; ++chunks) {  // a few a round: the worker has other work
+  // A few chunks a round (about 15-30 ms each): the worker has other work.
+  for (int chunks = 0; chunks < 4; ++chunks) {
     {
       std::lock_guard lock(mutex_);
-      if (!store_ || stopped_ || !store_->wants_chunk(swap_reserve_bytes_)) return;
+      if (!store_ || stopped_ || !store_->wants_chunk(swap_reserve_bytes_, model_.peak_bytes_over_limit()))
+        return;
     }
     core::GateEntry entry;  // pinning while a stream capture runs may invalidate it
     if (!entry) return;
     std::string error;
     const auto pinning = std::chrono::steady_clock::now();
-    void* chunk = HostSwapStore::pin_chunk(error);
+    const HostSwapStore::Chunk chunk = HostSwapStore::pin_chunk(error);
     swap_store_pin_ns_.fetch_add(ns_since(pinning), std::memory_order_relaxed);
     std::lock_guard lock(mutex_);
-    if (chunk == nullptr) {
+    if (chunk.pointer == nullptr) {
       store_->pin_failed(std::move(error));
       return;
     }
     try {
       store_->add_chunk(chunk);
     } catch (const std::exception&) {
-      if (driver::mem_free_host.get() != nullptr) driver::mem_free_host.get()(chunk);
+      HostSwapStore::unpin(chunk);
       store_->pin_failed("out of memory for the swap store's slots");
       return;
     }

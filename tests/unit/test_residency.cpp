@@ -1415,6 +1415,26 @@ TEST_CASE("with swapping, live victims are copied out, and a launch naming one h
   CHECK(stats.swap_peak_bytes == 4 * kMiB);
 }
 
+TEST_CASE("the most the live ranges exceeded the limit by, for the swap store to grow towards") {
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
+  CHECK(model.peak_bytes_over_limit() == 0);
+  model.on_range_allocated(kBase, 12 * kMiB);
+  CHECK(model.peak_bytes_over_limit() == 0);  // fits: nothing need ever leave
+  model.on_range_allocated(kBase + 64 * kMiB, 20 * kMiB);
+  CHECK(model.peak_bytes_over_limit() == 16 * kMiB);
+  // Memory returned to the allocator is no one's to keep; the peak stays, for the next step.
+  model.on_buffer_returned(kBase + 64 * kMiB, 8 * kMiB, 0);
+  model.on_range_freed(kBase);
+  CHECK(model.peak_bytes_over_limit() == 16 * kMiB);
+  model.on_range_allocated(kBase, 16 * kMiB);
+  CHECK(model.peak_bytes_over_limit() == 16 * kMiB);  // 28 MiB live: 12 over
+  // Handed out again: 36 MiB live, past the peak.
+  model.on_buffer_handed_out(kBase + 64 * kMiB, 8 * kMiB);
+  CHECK(model.peak_bytes_over_limit() == 20 * kMiB);
+  model.on_range_allocated(kBase + 128 * kMiB, 4 * kMiB);
+  CHECK(model.peak_bytes_over_limit() == 24 * kMiB);
+}
+
 TEST_CASE("with swapping, an operation naming memory only in part has every swapped block copied back") {
   LaunchOrderedResidency model(16 * kMiB, 4 * kMiB, swapping(64 * kMiB));
   model.on_range_allocated(kBase, 64 * kMiB);

@@ -301,6 +301,9 @@ class LaunchOrderedResidency {
   // placed fresh), taken once: the caller frees their store slots after the moves in flight.
   std::vector<AddressRange> take_released() { return std::exchange(released_, {}); }
   std::uint64_t swapped_bytes() const { return swapped_bytes_; }
+  // The most the live ranges have exceeded the limit by: at least this much lives off the GPU at
+  // that point of every step like it, so the swap store grows towards it ahead of the swaps.
+  std::uint64_t peak_bytes_over_limit() const { return peak_over_limit_; }
   // The store had no room for these swap_out blocks: they are written back by the driver instead
   // (evicted, not swapped). `store_full`: it never will have (its limit reached, or pinning
   // failed), so no block is swapped out from now on; else it is still growing.
@@ -526,6 +529,8 @@ class LaunchOrderedResidency {
   void evict_for_peak(std::uint64_t now, std::uint64_t stream, LaunchEviction& decision);
   // A block turns dead or live (on_buffer_returned, on_buffer_handed_out, on_range_freed).
   void set_dead(Range& range, std::size_t index, bool dead);
+  // After live bytes grew (a range allocated, a buffer handed out): the peak over the limit.
+  void note_live_bytes();
 
   std::uint64_t limit_, batch_;
   LaunchOrderedOptions options_;
@@ -602,6 +607,7 @@ class LaunchOrderedResidency {
   std::uint64_t named_after_placement_ = 0;       // scratch: the latest placed_by among named_
   std::uint64_t named_after_drop_ = 0;            // scratch: see LaunchEviction::after_drop
   std::uint64_t swapped_bytes_ = 0;               // blocks whose contents are in the store
+  std::uint64_t peak_over_limit_ = 0;             // see peak_bytes_over_limit
   std::vector<AddressRange> released_;            // see take_released
   // The operation being decided may reach memory it does not name: its victims are not swapped.
   bool unnamed_now_ = false;

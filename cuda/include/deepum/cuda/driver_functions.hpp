@@ -32,6 +32,10 @@ inline RealFunction<decltype(&::cuMemAdvise_v2)> mem_advise{"cuMemAdvise_v2", Li
 inline RealFunction<decltype(&::cuMemGetInfo_v2)> mem_get_info{"cuMemGetInfo_v2", Library::libcuda};
 inline RealFunction<decltype(&::cuMemHostAlloc)> mem_host_alloc{"cuMemHostAlloc", Library::libcuda};
 inline RealFunction<decltype(&::cuMemFreeHost)> mem_free_host{"cuMemFreeHost", Library::libcuda};
+inline RealFunction<decltype(&::cuMemHostRegister_v2)> mem_host_register{"cuMemHostRegister_v2",
+                                                                         Library::libcuda};
+inline RealFunction<decltype(&::cuMemHostUnregister)> mem_host_unregister{"cuMemHostUnregister",
+                                                                          Library::libcuda};
 inline RealFunction<decltype(&::cuMemcpyDtoHAsync_v2)> memcpy_dtoh_async{"cuMemcpyDtoHAsync_v2",
                                                                          Library::libcuda};
 inline RealFunction<decltype(&::cuMemcpyAsync)> memcpy_async{"cuMemcpyAsync", Library::libcuda};

@@ -5,7 +5,10 @@
 //
 // One slot per block, in chunks pinned ahead of need by deepum's worker and kept to the end
 // (pinning costs far more than a copy, and takes the driver's time: never under the engine's
-// lock); a slot freed is reused by the next block. Not thread-safe: the evictor's lock guards it,
+// lock); a slot freed is reused by the next block. Ahead of need: the store grows towards the most
+// the program's live memory has exceeded the resident limit by (plus a reserve) as soon as it
+// does, so that swaps find slots instead of falling back to the driver's eviction; pinning
+// alongside the program, it keeps up only so far. Not thread-safe: the evictor's lock guards it,
 // except pin_chunk, which touches nothing of the store.
 #pragma once
 
@@ -36,12 +39,20 @@ class HostSwapStore {
   void* detach(std::uint64_t block_address);
   void give_back(void* slot) { free_.push_back(slot); }
 
+  // Pinned host memory: of deepum's own mapping and registered with the driver, or (where
+  // registering is refused) the driver's own.
+  struct Chunk {
+    void* pointer = nullptr;
+    bool registered = false;
+  };
   // Growth, in three steps so that pinning runs with no lock held: whether to pin another chunk
-  // (fewer than `reserve_bytes` free, under the limit, no failure yet), pin_chunk with no lock,
-  // then add_chunk (or pin_failed).
-  bool wants_chunk(std::uint64_t reserve_bytes) const;
-  static void* pin_chunk(std::string& error);
-  void add_chunk(void* chunk);
+  // (under the limit, no failure yet, and fewer than `reserve_bytes` free or fewer pinned than
+  // `away_bytes`, what has had to live off the GPU, plus that reserve), pin_chunk with no lock, then
+  // add_chunk (or pin_failed, and unpin what was pinned).
+  bool wants_chunk(std::uint64_t reserve_bytes, std::uint64_t away_bytes) const;
+  static Chunk pin_chunk(std::string& error);
+  static void unpin(const Chunk& chunk);
+  void add_chunk(const Chunk& chunk);
   void pin_failed(std::string error) { error_ = std::move(error); }
   // It will not grow any more: its limit is reached, or pinning failed.
   bool full() const { return pinned_bytes() + kChunkBytes > limit_ || !error_.empty(); }
@@ -53,7 +64,7 @@ class HostSwapStore {
 
  private:
   std::uint64_t limit_;
-  std::vector<void*> chunks_;
+  std::vector<Chunk> chunks_;
   std::vector<void*> free_;
   std::unordered_map<std::uint64_t, void*> slots_;  // block address -> slot
   std::string error_;
