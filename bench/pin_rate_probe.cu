@@ -1,11 +1,12 @@
 // pin_rate_probe: what pinning host memory for deepum's swap store costs, and whether it holds up
-// the program. Pins GiB of host memory in pieces by three methods (cuMemHostAlloc in 64 MiB and in
-// 256 MiB pieces; mmap with transparent huge pages asked for, touched, then cuMemHostRegister) and
-// prints each method's rate; then pins again in a second thread while the main thread launches
-// short kernels and copies a few bytes, and prints those calls' latency, alone and beside the
-// pinning.
+// the program. Pins GiB of host memory in pieces by four methods (cuMemHostAlloc in 64 MiB and in
+// 256 MiB pieces; mmap, with and without transparent huge pages asked for, every page touched,
+// then cuMemHostRegister) and prints each method's rate; then pins again in a second thread while
+// the main thread launches short kernels and copies a few bytes, and prints those calls' latency,
+// alone and beside the pinning; last, the rate of two threads pinning at once, and of pinning
+// beside moves of 1 GiB of managed memory between the GPU and the host.
 //
-//   pin_rate_probe [GiB]   (default 2 per method; host memory, nothing managed)
+//   pin_rate_probe [GiB]   (default 2 per method; host memory, and the 1 GiB managed)
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <sys/mman.h>
@@ -101,6 +102,53 @@ void launch_latency(const char* beside, int* counter, cudaStream_t stream, Going
               beside, each.size(), each[each.size() / 2], each[each.size() * 99 / 100], each.back());
 }
 
+// Two threads pinning at once, half each: whether pinning is bound by one call at a time.
+void pin_in_two_threads(size_t total) {
+  std::vector<Pinned> halves[2];
+  const auto start = Clock::now();
+  std::thread threads[2];
+  for (int i = 0; i < 2; ++i) {
+    threads[i] = std::thread([&, i] {
+      CHECK_CUDA(cudaSetDevice(0));
+      halves[i] = pin_all("THP+cuMemHostRegister, 1 of 2 threads", total / 2, size_t{64} << 20, pin_huge);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const double ms = ms_since(start);
+  std::printf("pin THP+cuMemHostRegister in two threads: %7.1f ms for %zu MiB, %6.2f GB/s together\n", ms,
+              total >> 20, total / ms / 1e6);
+  for (auto& half : halves)
+    for (const Pinned& p : half) unpin(p);
+}
+
+// Pinning in a thread while this one moves 1 GiB of managed memory to the GPU and back, as
+// deepum's eviction thread does beside its worker: whether the driver's moves slow the pinning.
+void pin_beside_managed_moves(size_t total, size_t piece, cudaStream_t stream) {
+  const size_t bytes = size_t{1} << 30;
+  char* managed = nullptr;
+  CHECK_CUDA(cudaMallocManaged(&managed, bytes));
+  CHECK_CUDA(cudaMemset(managed, 1, bytes));
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::atomic<bool> pinning{true};
+  std::vector<Pinned> pieces;
+  std::thread pinner([&] {
+    CHECK_CUDA(cudaSetDevice(0));
+    pieces = pin_all("THP+cuMemHostRegister beside moves", total, piece, pin_huge);
+    pinning = false;
+  });
+  int moves = 0;
+  while (pinning) {
+    const cudaMemLocation to = moves % 2 == 0 ? bench::device_location(0) : bench::host_location();
+    CHECK_CUDA(cudaMemPrefetchAsync(managed, bytes, to, 0, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    ++moves;
+  }
+  pinner.join();
+  std::printf("managed 1 GiB moves meanwhile: %d\n", moves);
+  for (const Pinned& p : pieces) unpin(p);
+  CHECK_CUDA(cudaFree(managed));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,5 +191,8 @@ int main(int argc, char** argv) {
     pinner.join();
     release(pieces);
   }
+  pin_in_two_threads(total);
+  pin_beside_managed_moves(total, size_t{64} << 20, stream);
+  pin_beside_managed_moves(total, size_t{256} << 20, stream);
   return 0;
 }

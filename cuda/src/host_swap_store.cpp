@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -25,8 +26,15 @@ void* HostSwapStore::take(std::uint64_t block_address) {
   return slot;
 }
 
-bool HostSwapStore::wants_chunk(std::uint64_t reserve_bytes, std::uint64_t away_bytes) const {
-  return (free_bytes() < reserve_bytes || pinned_bytes() < away_bytes + reserve_bytes) && !full();
+std::uint64_t HostSwapStore::next_chunk_bytes(std::uint64_t reserve_bytes, std::uint64_t away_bytes) const {
+  const auto below = [](std::uint64_t target, std::uint64_t have) {
+    return target > have ? target - have : 0;
+  };
+  const std::uint64_t short_by =
+      std::max(below(reserve_bytes, free_bytes()), below(away_bytes + reserve_bytes, pinned_bytes_));
+  if (short_by == 0 || full()) return 0;
+  const bool large = short_by >= kLargeChunkBytes && pinned_bytes_ + kLargeChunkBytes <= limit_;
+  return large ? kLargeChunkBytes : kChunkBytes;
 }
 
 namespace {
@@ -58,28 +66,28 @@ void* map_prefaulted(std::uint64_t bytes) {
 // cuMemHostAlloc held them for the whole of its pinning, and in huge pages 2.8x as fast as it, at
 // its rate without them (bench/pin_rate_probe on the H200 machine): the driver's own allocation
 // stays the fallback where registering is refused.
-HostSwapStore::Chunk HostSwapStore::pin_chunk(std::string& error) {
+HostSwapStore::Chunk HostSwapStore::pin_chunk(std::uint64_t bytes, std::string& error) {
   std::string registering;
   if (driver::mem_host_register.get() == nullptr) {
     registering = "the driver lacks cuMemHostRegister";
-  } else if (void* memory = map_prefaulted(kChunkBytes); memory == nullptr) {
+  } else if (void* memory = map_prefaulted(bytes); memory == nullptr) {
     registering = std::string("mmap: ") + std::strerror(errno);
-  } else if (CUresult r = driver::mem_host_register.get()(memory, kChunkBytes, CU_MEMHOSTREGISTER_PORTABLE);
+  } else if (CUresult r = driver::mem_host_register.get()(memory, bytes, CU_MEMHOSTREGISTER_PORTABLE);
              r != CUDA_SUCCESS) {
     registering = describe("cuMemHostRegister", r);
-    munmap(memory, kChunkBytes);
+    munmap(memory, bytes);
   } else {
-    return {memory, true};  // portable: the copies may run in any context of the process
+    return {memory, bytes, true};  // portable: the copies may run in any context of the process
   }
   void* memory = nullptr;
   if (driver::mem_host_alloc.get() == nullptr) {
     error = "the driver lacks cuMemHostAlloc (" + registering + ")";
-  } else if (CUresult r = driver::mem_host_alloc.get()(&memory, kChunkBytes, CU_MEMHOSTALLOC_PORTABLE);
+  } else if (CUresult r = driver::mem_host_alloc.get()(&memory, bytes, CU_MEMHOSTALLOC_PORTABLE);
              r != CUDA_SUCCESS) {
     error = describe("cuMemHostAlloc", r) + " (" + registering + ")";
     memory = nullptr;
   }
-  return {memory, false};
+  return {memory, bytes, false};
 }
 
 void HostSwapStore::unpin(const Chunk& chunk) {
@@ -91,14 +99,15 @@ void HostSwapStore::unpin(const Chunk& chunk) {
   // Unmapped only once unregistered: the driver may still reach pages it holds pinned.
   if (driver::mem_host_unregister.get() != nullptr &&
       driver::mem_host_unregister.get()(chunk.pointer) == CUDA_SUCCESS)
-    munmap(chunk.pointer, kChunkBytes);
+    munmap(chunk.pointer, chunk.bytes);
 }
 
 void HostSwapStore::add_chunk(const Chunk& chunk) {
-  free_.reserve(free_.size() + kChunkBytes / kSlotBytes);  // nothing throws once the chunk is held
+  free_.reserve(free_.size() + chunk.bytes / kSlotBytes);  // nothing throws once the chunk is held
   chunks_.push_back(chunk);
+  pinned_bytes_ += chunk.bytes;
   // Handed out from the chunk's start: consecutive blocks get consecutive slots.
-  for (std::uint64_t offset = kChunkBytes; offset != 0; offset -= kSlotBytes)
+  for (std::uint64_t offset = chunk.bytes; offset != 0; offset -= kSlotBytes)
     free_.push_back(static_cast<char*>(chunk.pointer) + offset - kSlotBytes);
 }
 

@@ -220,18 +220,21 @@ void StreamOrderedEvictor::restore_before_capture() noexcept {
 }
 
 void StreamOrderedEvictor::grow_swap_store() noexcept {
-  // A few chunks a round (about 15-30 ms each): the worker has other work.
-  for (int chunks = 0; chunks < 4; ++chunks) {
+  // Chunks until 50 ms have gone by (a chunk takes 10-100 ms): the worker has other work.
+  const auto round = std::chrono::steady_clock::now();
+  while (ns_since(round) < 50'000'000) {
+    std::uint64_t bytes = 0;
     {
       std::lock_guard lock(mutex_);
-      if (!store_ || stopped_ || !store_->wants_chunk(swap_reserve_bytes_, model_.peak_bytes_over_limit()))
-        return;
+      if (!store_ || stopped_) return;
+      bytes = store_->next_chunk_bytes(swap_reserve_bytes_, model_.peak_bytes_over_limit());
     }
+    if (bytes == 0) return;
     core::GateEntry entry;  // pinning while a stream capture runs may invalidate it
     if (!entry) return;
     std::string error;
     const auto pinning = std::chrono::steady_clock::now();
-    const HostSwapStore::Chunk chunk = HostSwapStore::pin_chunk(error);
+    const HostSwapStore::Chunk chunk = HostSwapStore::pin_chunk(bytes, error);
     swap_store_pin_ns_.fetch_add(ns_since(pinning), std::memory_order_relaxed);
     std::lock_guard lock(mutex_);
     if (chunk.pointer == nullptr) {

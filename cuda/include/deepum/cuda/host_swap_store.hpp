@@ -22,7 +22,10 @@ namespace deepum::cuda {
 class HostSwapStore {
  public:
   static constexpr std::uint64_t kSlotBytes = std::uint64_t{1} << 21;    // core::kBlockBytes
-  static constexpr std::uint64_t kChunkBytes = std::uint64_t{64} << 20;  // pinned at once
+  static constexpr std::uint64_t kChunkBytes = std::uint64_t{64} << 20;  // pinned at once, at least
+  // Pinned at once where the store is that far behind: a registration waits for the managed-memory
+  // move in flight (about 95 ms beside 1 GiB moves, whatever its size), so fewer, larger ones.
+  static constexpr std::uint64_t kLargeChunkBytes = std::uint64_t{256} << 20;
 
   explicit HostSwapStore(std::uint64_t limit_bytes) : limit_(limit_bytes) {}
   ~HostSwapStore();
@@ -43,27 +46,29 @@ class HostSwapStore {
   // registering is refused) the driver's own.
   struct Chunk {
     void* pointer = nullptr;
+    std::uint64_t bytes = 0;
     bool registered = false;
   };
-  // Growth, in three steps so that pinning runs with no lock held: whether to pin another chunk
-  // (under the limit, no failure yet, and fewer than `reserve_bytes` free or fewer pinned than
-  // `away_bytes`, what has had to live off the GPU, plus that reserve), pin_chunk with no lock, then
-  // add_chunk (or pin_failed, and unpin what was pinned).
-  bool wants_chunk(std::uint64_t reserve_bytes, std::uint64_t away_bytes) const;
-  static Chunk pin_chunk(std::string& error);
+  // Growth, in three steps so that pinning runs with no lock held: the bytes of the next chunk to
+  // pin (0: none; under the limit, no failure yet, and fewer than `reserve_bytes` free or fewer
+  // pinned than `away_bytes`, what has had to live off the GPU, plus that reserve), pin_chunk with
+  // no lock, then add_chunk (or pin_failed, and unpin what was pinned).
+  std::uint64_t next_chunk_bytes(std::uint64_t reserve_bytes, std::uint64_t away_bytes) const;
+  static Chunk pin_chunk(std::uint64_t bytes, std::string& error);
   static void unpin(const Chunk& chunk);
   void add_chunk(const Chunk& chunk);
   void pin_failed(std::string error) { error_ = std::move(error); }
   // It will not grow any more: its limit is reached, or pinning failed.
-  bool full() const { return pinned_bytes() + kChunkBytes > limit_ || !error_.empty(); }
+  bool full() const { return pinned_bytes_ + kChunkBytes > limit_ || !error_.empty(); }
 
-  std::uint64_t pinned_bytes() const { return chunks_.size() * kChunkBytes; }
+  std::uint64_t pinned_bytes() const { return pinned_bytes_; }
   std::uint64_t used_bytes() const { return slots_.size() * kSlotBytes; }
   std::uint64_t free_bytes() const { return free_.size() * kSlotBytes; }
   const std::string& error() const { return error_; }
 
  private:
   std::uint64_t limit_;
+  std::uint64_t pinned_bytes_ = 0;
   std::vector<Chunk> chunks_;
   std::vector<void*> free_;
   std::unordered_map<std::uint64_t, void*> slots_;  // block address -> slot
