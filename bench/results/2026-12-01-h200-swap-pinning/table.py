@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The direct runs' table from call2-logs.tar.gz and call3-logs.tar.gz: per run the first two
+"""The direct runs' table from call2-, call3- and call9-logs.tar.gz: per run the first two
 steps, the median of the last three, the swap store's pinning, and what the driver wrote back
 (swaps refused for want of a slot)."""
 import json
@@ -11,7 +11,7 @@ from pathlib import Path
 
 here = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent)
 print("call run          first two steps s  steps 3-5 median ms  pinned GiB  pinning s  pin GB/s  written back GiB")
-for call in ("call2", "call3"):
+for call in ("call2", "call3", "call9"):
     with tarfile.open(here / f"{call}-logs.tar.gz") as tar:
         files = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
     order = [line.split()[:2] for line in (here / f"{call}-direct.txt").read_text().splitlines()]
