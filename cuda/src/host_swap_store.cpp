@@ -63,7 +63,7 @@ void* map_prefaulted(std::uint64_t bytes) {
 }  // namespace
 
 // Registering memory of our own pins beside the program's launches without holding them up, where
-// cuMemHostAlloc held them for the whole of its pinning; in huge pages 2.8x as fast as
+// cuMemHostAlloc held them for the whole of its pinning; in huge pages 2.3-3.5x as fast as
 // cuMemHostAlloc, and at about its rate in small ones (bench/pin_rate_probe on the H200 machine).
 // The driver's own allocation stays the fallback where registering is refused.
 HostSwapStore::Chunk HostSwapStore::pin_chunk(std::uint64_t bytes, std::string& error) {
