@@ -39,7 +39,7 @@ void EventPipeline::on_function_name(std::uint64_t function, std::string name) {
 void EventPipeline::handle(const KernelLaunch& launch, EventRecorder* recorder) {
   if (recorder) recorder->launch(launch);
   attributor_.on_launch(launch);
-  gpu_time_.on_launch(launch.correlation_id, launch.host_time);
+  gpu_time_.on_launch(launch.correlation_id, launch.host_time, launch.behind_moves);
   std::lock_guard lock(stats_mutex_);
   ++stats_.launches;
   if (launch.pointer_count > 0) ++stats_.launches_with_managed_pointers;

@@ -163,8 +163,11 @@ void swap_store_line(std::string& out, const EngineCounters* e) {
 
 void gpu_line(std::string& out, const GpuTime& g) {
   if (g.executions == 0) return;  // no kernel records
-  append_line(out, "  GPU (summed over streams): ran {}, waited {} after work was runnable, served faults {}",
-              format_duration(g.busy_ns), format_duration(g.waited_ns), format_duration(g.fault_ns));
+  append_line(out,
+              "  GPU (summed over streams): ran {}, waited {} after work was runnable ({} behind deepum's "
+              "moves), served faults {}",
+              format_duration(g.busy_ns), format_duration(g.waited_ns),
+              format_duration(g.waited_behind_moves_ns), format_duration(g.fault_ns));
 }
 
 }  // namespace

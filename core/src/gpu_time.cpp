@@ -7,9 +7,9 @@ namespace deepum::core {
 GpuTimeAccount::GpuTimeAccount(std::size_t remembered_launches)
     : launched_(std::max<std::size_t>(remembered_launches, 1)) {}
 
-void GpuTimeAccount::on_launch(std::uint64_t correlation_id, Timestamp host_time) {
+void GpuTimeAccount::on_launch(std::uint64_t correlation_id, Timestamp host_time, bool behind_moves) {
   if (host_time == 0) return;
-  launched_[correlation_id % launched_.size()] = {correlation_id, host_time};
+  launched_[correlation_id % launched_.size()] = {correlation_id, host_time, behind_moves};
 }
 
 Timestamp GpuTimeAccount::on_execution(const KernelExecution& execution) {
@@ -24,6 +24,7 @@ Timestamp GpuTimeAccount::on_execution(const KernelExecution& execution) {
   const Timestamp runnable = std::max(previous_end, launched.host_time);
   const Timestamp wait = execution.start > runnable ? execution.start - runnable : 0;
   totals_.waited_ns += wait;
+  if (launched.behind_moves) totals_.waited_behind_moves_ns += wait;
   totals_.longest_wait_ns = std::max(totals_.longest_wait_ns, wait);
   return wait;
 }

@@ -279,6 +279,10 @@ GpuTime gpu_time_at(const json& doc) {
   g.waits_measured = number_at(doc, "tracing.gpu_time.waits_measured");
   g.busy_ns = number_at(doc, "tracing.gpu_time.busy_ns");
   g.waited_ns = number_at(doc, "tracing.gpu_time.waited_ns");
+  // Files written before the waits behind moves were told apart counted every wait as behind them.
+  g.waited_behind_moves_ns = find_at(doc, "tracing.gpu_time.waited_behind_moves_ns") != nullptr
+                                 ? number_at(doc, "tracing.gpu_time.waited_behind_moves_ns")
+                                 : g.waited_ns;
   g.longest_wait_ns = number_at(doc, "tracing.gpu_time.longest_wait_ns");
   g.fault_ns = number_at(doc, "tracing.gpu_time.fault_ns");
   g.fault_groups = number_at(doc, "tracing.gpu_time.fault_groups");

@@ -45,6 +45,7 @@ json gpu_time_json(const GpuTime& g) {
           {"waits_measured", g.waits_measured},
           {"busy_ns", g.busy_ns},
           {"waited_ns", g.waited_ns},
+          {"waited_behind_moves_ns", g.waited_behind_moves_ns},
           {"longest_wait_ns", g.longest_wait_ns},
           {"fault_ns", g.fault_ns},
           {"fault_groups", g.fault_groups},

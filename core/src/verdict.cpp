@@ -1,5 +1,6 @@
 // judge(): the exit summary's last line. deepum does not know the program's native step time; it
-// knows how long the GPU waited after work was runnable and served page faults (kernel records),
+// knows how long the GPU waited after work was runnable behind the moves it decided (waits of other
+// launches are the program's own, as natively) and served page faults (kernel records),
 // how long the program's threads spent inside its callbacks and the driver's move calls, and what
 // moved. The verdict names the largest of those costs and the one change most likely to shrink it.
 #include <fmt/format.h>
@@ -98,7 +99,7 @@ std::array<Cost, 5> costs_of(const ExitReport& r) {
   const std::uint64_t in_callbacks = t.callbacks_ns();
   const std::uint64_t held = t.move_calls_ns() + t.host_copy_back_ns;
   const GpuTime& g = r.tracing->gpu_time;
-  std::array<Cost, 5> costs{{{Cause::gpu_waits, g.waited_ns},
+  std::array<Cost, 5> costs{{{Cause::gpu_waits, g.waited_behind_moves_ns},
                              {Cause::faults, g.fault_ns},
                              {Cause::thread_move_calls, t.move_calls_ns()},
                              {Cause::thread_copy_backs, t.host_copy_back_ns},
@@ -113,7 +114,7 @@ std::array<Cost, 5> costs_of(const ExitReport& r) {
 Cost leading_cost(const ExitReport& r) {
   const std::array<Cost, 5> costs = costs_of(r);
   if (costs.front().cause != Cause::gpu_waits ||
-      2 * r.runtime->program_thread.callbacks_ns() < r.tracing->gpu_time.waited_ns)
+      2 * r.runtime->program_thread.callbacks_ns() < r.tracing->gpu_time.waited_behind_moves_ns)
     return costs.front();
   for (const Cost& cost : costs) {
     if (cost.cause != Cause::gpu_waits && cost.cause != Cause::faults) return cost;
@@ -125,8 +126,8 @@ std::string gpu_waits(const ExitReport& r) {
   const EngineCounters& e = *r.runtime->engine;
   const Traffic moved = traffic_of(e.moves);
   std::string text = fmt::format("the GPU waited {} for deepum's moves ({} to the GPU, {} to the host)",
-                                 of_run(r.tracing->gpu_time.waited_ns, r.run_ns), format_bytes(moved.to_gpu),
-                                 format_bytes(moved.to_host));
+                                 of_run(r.tracing->gpu_time.waited_behind_moves_ns, r.run_ns),
+                                 format_bytes(moved.to_gpu), format_bytes(moved.to_host));
   if (e.moves.swapped_out_bytes == 0 && moved.written_back_by_driver != 0)
     return text +
            "; use mode fast, which swaps: victims are written back by the driver, slower than copies "
@@ -199,8 +200,11 @@ std::string nothing_dominant(const ExitReport& r) {
   std::string gpu =
       g.executions == 0
           ? std::string("GPU waits unmeasured (no kernel records: tracing full measures them)")
-          : fmt::format("the GPU waited {:.0f}% of the run and served faults {:.0f}%",
-                        100.0 * share(g.waited_ns, r.run_ns), 100.0 * share(g.fault_ns, r.run_ns));
+          : fmt::format(
+                "the GPU waited {:.0f}% of the run ({:.0f}% behind deepum's moves) and served faults "
+                "{:.0f}%",
+                100.0 * share(g.waited_ns, r.run_ns), 100.0 * share(g.waited_behind_moves_ns, r.run_ns),
+                100.0 * share(g.fault_ns, r.run_ns));
   return fmt::format("no cost stands out: {}; the program's thread was in deepum {:.0f}% of the run", gpu,
                      100.0 * share(r.runtime->program_thread.callbacks_ns(), r.run_ns));
 }

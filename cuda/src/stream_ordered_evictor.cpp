@@ -1095,6 +1095,7 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::before_operation(std::uint64_t
       model_.set_enqueued_below(enqueued_below_);
       if (may_evict) note_ended_evictions();
       moves = decide_and_issue(stream, host_time, may_evict, decide(model_, may_evict), work);
+      moves.behind_moves = moves.behind_moves || !work.empty();
     } catch (const std::exception&) {
       // Out of memory for the victims' list: this operation evicts nothing, and blocks it named in
       // part may still count as fresh, so none does.
@@ -1118,11 +1119,13 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
   // stream naming the same blocks, or one that may reach memory it does not name, waits for it
   // (the host waits where the stream cannot). (Placements are numbered in issue order and reaped
   // in it: one reaped is done.)
+  bool waits = false;  // for a move decided before
   if (decision.after_placement > placements_reaped_ || decision.after_every_placement) {
     const std::array<CUevent, 2> placing = decision.after_every_placement
                                                ? every_placement_in_flight()
                                                : placements_up_to(decision.after_placement);
     for (CUevent placed : placing) {
+      waits = waits || placed != nullptr;
       if (placed != nullptr && stream_wait_event.get()(stream, placed, 0) != CUDA_SUCCESS)
         work.host_waits.push_back({placed, 0});
     }
@@ -1131,15 +1134,17 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
   // launch need have waited for (one alongside the program is waited for only when its room is
   // needed, and plan_ahead may take that room): the drop must come first.
   if (decision.after_drop != 0) {
-    if (const EvictionRef dropping = eviction_up_to(decision.after_drop))
+    if (const EvictionRef dropping = eviction_up_to(decision.after_drop)) {
+      waits = true;
       wait_in_program_stream(stream, dropping, work);  // an error: the host waits instead
+    }
   }
   // Before the waits this launch may get: a marker shows only the program's own progress.
   if (may_evict) mark_progress(stream, model_.launches_decided());
   if (decision.wait_for_eviction == 0 && decision.evict.empty() && decision.discard.empty() &&
       decision.fetch.empty() && decision.place.empty() && decision.swap_out.empty() &&
       decision.restore.empty() && decision.restore_ahead.empty())
-    return {};
+    return {{}, {}, {}, waits};
   std::vector<core::AddressRange> discarded;
   if (!issue(stream, decision, host_time, discarded, work)) {
     model_.eviction_failed(decision);  // what was not enqueued
@@ -1147,14 +1152,14 @@ StreamOrderedEvictor::Moves StreamOrderedEvictor::decide_and_issue(CUstream stre
     // faults it in).
     copy_back_on_host(decision.restore, work);
     copy_back_on_host(decision.restore_ahead, work);
-    return {{}, std::move(discarded), {}};
+    return {{}, std::move(discarded), {}, true};
   }
   // The live estimate counts placements and copies back as prefetches, copies out as evictions.
   decision.fetch.insert(decision.fetch.end(), decision.place.begin(), decision.place.end());
   decision.fetch.insert(decision.fetch.end(), decision.restore.begin(), decision.restore.end());
   decision.fetch.insert(decision.fetch.end(), decision.restore_ahead.begin(), decision.restore_ahead.end());
   decision.evict.insert(decision.evict.end(), decision.swap_out.begin(), decision.swap_out.end());
-  return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch)};
+  return {std::move(decision.evict), std::move(discarded), std::move(decision.fetch), true};
 }
 
 void StreamOrderedEvictor::log_decision(CUstream stream, const core::LaunchEviction& decision) const {

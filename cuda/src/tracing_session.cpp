@@ -74,11 +74,17 @@ class PipelineSink final : public cupti_tracer::EventSink {
     const bool nccl = is_nccl_kernel(launch.function);  // a scan of NCCL's kernels, once per launch
     const bool named_before = nccl && core::CollectiveCallScope::active();
     if (nccl && !named_before) stop_placing_under_nccl("NCCL kernels reach buffers deepum cannot see");
-    pipeline_.on_launch(launch);
+    StreamOrderedEvictor* own = named_before ? nullptr : engines_.of_context(launch.context);
+    StreamOrderedEvictor::Moves moves;
+    if (own != nullptr) moves = own->before_launch(launch, every);
+    // Queued once decided (whether its GPU wait was behind deepum's moves), before anything else of
+    // it: the worker takes a launch before its operands and hints.
+    core::KernelLaunch queued = launch;
+    queued.behind_moves = moves.behind_moves;
+    pipeline_.on_launch(queued);
     if (records_trace_file_) post_operands(launch, every);
     if (named_before) return;
-    StreamOrderedEvictor* own = engines_.of_context(launch.context);
-    if (own != nullptr) report(own->before_launch(launch, every), launch.host_time);
+    report(moves, launch.host_time);
     // A context with no engine of its own (another device's, or one that never allocated) gets
     // every engine's memory made safe to reach from it.
     if (own == nullptr || engines_.engines() > 1) {

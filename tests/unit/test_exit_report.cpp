@@ -52,6 +52,12 @@ ExitReport engine_run() {
   return r;
 }
 
+// The GPU waited `ns` after work was runnable, all of it behind deepum's moves.
+void waited_behind_moves(ExitReport& r, std::uint64_t ns) {
+  r.tracing->gpu_time.waited_ns = ns;
+  r.tracing->gpu_time.waited_behind_moves_ns = ns;
+}
+
 }  // namespace
 
 TEST_CASE("launch-time histogram: buckets a quarter octave wide, percentiles within a bucket") {
@@ -131,6 +137,25 @@ TEST_CASE("GPU time: waits after work was runnable, run times, fault time merged
   CHECK(t.faults == 6);
 }
 
+TEST_CASE("GPU time: the waits of launches behind deepum's moves are summed apart") {
+  GpuTimeAccount account;
+  account.on_launch(1, 100, /*behind_moves=*/true);
+  account.on_launch(2, 400);
+  account.on_launch(3, 900, /*behind_moves=*/true);
+  CHECK(account.on_execution({1, 180, 300, 7}) == 80);  // behind a move
+  CHECK(account.on_execution({2, 430, 500, 7}) == 30);  // the program's own wait
+  CHECK(account.on_execution({3, 700, 950, 8}) == 0);   // started before its launch's time: no wait
+  account.on_execution({4, 1000, 1100, 7});             // launch unknown: counted, not measured
+  CHECK(account.totals().waited_ns == 110);
+  CHECK(account.totals().waited_behind_moves_ns == 80);
+  // A later launch with the same ring slot and no moves does not inherit the flag.
+  GpuTimeAccount small(1);
+  small.on_launch(1, 100, /*behind_moves=*/true);
+  small.on_launch(2, 100);
+  CHECK(small.on_execution({2, 150, 200, 1}) == 50);
+  CHECK(small.totals().waited_behind_moves_ns == 0);
+}
+
 TEST_CASE("GPU time: launch times are kept for a fixed number of launches") {
   GpuTimeAccount account(4);
   for (std::uint64_t id = 1; id <= 8; ++id) account.on_launch(id, 10 * id);
@@ -164,7 +189,7 @@ TEST_CASE("verdict: what holds before costs are weighed") {
 
   ExitReport over = engine_run();
   over.runtime->engine->moves.launches_over_limit = 200;  // 2% of the launches
-  over.tracing->gpu_time.waited_ns = 90 * kSecond;        // outweighed: the limit itself is too low
+  waited_behind_moves(over, 90 * kSecond);                // outweighed: the limit itself is too low
   CHECK(judge(over).cause == Verdict::Cause::launches_over_limit);
   CHECK(contains(judge(over).text, "200 of 10000 launches"));
   over.runtime->engine->moves.launches_over_limit = 50;  // 0.5%: the costs decide
@@ -178,7 +203,7 @@ TEST_CASE("verdict: what holds before costs are weighed") {
 
 TEST_CASE("verdict: the largest cost, and the change for it") {
   ExitReport waits = engine_run();
-  waits.tracing->gpu_time.waited_ns = 30 * kSecond;
+  waited_behind_moves(waits, 30 * kSecond);
   waits.tracing->gpu_time.fault_ns = 2 * kSecond;
   Verdict v = judge(waits);
   CHECK(v.cause == Verdict::Cause::gpu_waits);
@@ -203,7 +228,7 @@ TEST_CASE("verdict: the largest cost, and the change for it") {
   held.runtime->program_thread.eviction_calls_ns = 20 * kSecond;
   held.runtime->program_thread.placement_calls_ns = 5 * kSecond;
   held.runtime->program_thread.launch_callback.total_ns = 27 * kSecond;
-  held.tracing->gpu_time.waited_ns = 40 * kSecond;  // the GPU ran dry while the thread was held
+  waited_behind_moves(held, 40 * kSecond);  // the GPU ran dry while the thread was held
   v = judge(held);
   CHECK(v.cause == Verdict::Cause::thread_move_calls);
   CHECK(contains(v.text, "drop stream_ordered_eviction_thread=false"));
@@ -213,7 +238,7 @@ TEST_CASE("verdict: the largest cost, and the change for it") {
   held.runtime->program_thread.eviction_thread_waits_ns = 4 * kSecond;
   CHECK(contains(judge(held).text,
                  "waiting for the eviction thread to issue the evictions whose room they need 4.00 s"));
-  held.tracing->gpu_time.waited_ns = 80 * kSecond;  // far more than the thread explains
+  waited_behind_moves(held, 80 * kSecond);  // far more than the thread explains
   CHECK(judge(held).cause == Verdict::Cause::gpu_waits);
 
   ExitReport copy_backs = engine_run();
@@ -233,15 +258,23 @@ TEST_CASE("verdict: the largest cost, and the change for it") {
   CHECK(contains(judge(deciding).text, "median 800.0 us"));
 
   ExitReport quiet = engine_run();
-  quiet.tracing->gpu_time.waited_ns = 2 * kSecond;
+  waited_behind_moves(quiet, 2 * kSecond);
   CHECK(judge(quiet).cause == Verdict::Cause::nothing_dominant);
-  CHECK(contains(judge(quiet).text, "the GPU waited 2% of the run"));
+  CHECK(contains(judge(quiet).text, "the GPU waited 2% of the run (2% behind deepum's moves)"));
+
+  // The program's own waits (launch latency, its own syncs) are not deepum's moves: a run whose GPU
+  // waited long, but not behind them, gets no verdict against the limit.
+  ExitReport own = engine_run();
+  own.tracing->gpu_time.waited_ns = 30 * kSecond;
+  own.tracing->gpu_time.waited_behind_moves_ns = 1 * kSecond;
+  CHECK(judge(own).cause == Verdict::Cause::nothing_dominant);
+  CHECK(contains(judge(own).text, "the GPU waited 30% of the run (1% behind deepum's moves)"));
 }
 
 TEST_CASE("the summary is a compact block ending in the verdict") {
   ExitReport r = engine_run();
   for (std::size_t i = 0; i < kInterceptedApiCount; ++i) r.allocations.per_api[i].calls = i + 1;
-  r.tracing->gpu_time.waited_ns = 30 * kSecond;
+  waited_behind_moves(r, 30 * kSecond);
   r.tracing->peak_resident_bytes = 10 * kGiB;
   r.tracing->replayed_ms = 90'000;
   const std::string summary = render_summary(r);

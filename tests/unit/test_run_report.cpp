@@ -90,6 +90,7 @@ std::string write_stats(const std::string& path) {
   r.tracing = PipelineStats{};
   r.tracing->gpu_time.executions = 100;
   r.tracing->gpu_time.waited_ns = 2'750'000;
+  r.tracing->gpu_time.waited_behind_moves_ns = 2'750'000;
   r.runtime = RuntimeCounters{};
   r.runtime->engine = EngineCounters{};
   r.runtime->program_thread.launch_callback = {100,    400'000, 3'072,
@@ -213,6 +214,23 @@ TEST_CASE("report: RUN as a trace, a prefix or a statistics file; the output nex
   const std::string page = read_text(folder.file("run-stats.html"));
   CHECK(contains(page, "Needs the trace file"));
   CHECK(contains(page, "<p class=\"verdict\">the GPU waited"));
+}
+
+TEST_CASE("report: the GPU's waits behind deepum's moves, and files written before they were told apart") {
+  std::string error;
+  const auto view = [&](const std::string& gpu_time) {
+    return parse_stats(R"({"schema_version": 2, "tracing": {"gpu_time": )" + gpu_time + "}}", "s.json",
+                       error);
+  };
+  std::optional<StatsView> now = view(R"({"waited_ns": 900, "waited_behind_moves_ns": 300})");
+  REQUIRE(now);
+  CHECK(now->gpu.waited_ns == 900);
+  CHECK(now->gpu.waited_behind_moves_ns == 300);
+  std::optional<StatsView> older = view(R"({"waited_ns": 900})");  // every wait counted as behind moves
+  REQUIRE(older);
+  CHECK(older->gpu.waited_behind_moves_ns == 900);
+  CHECK(!view(R"({"waited_ns": 900, "waited_behind_moves_ns": "some"})"));
+  CHECK(contains(error, "tracing.gpu_time.waited_behind_moves_ns"));
 }
 
 TEST_CASE("report: bad input is one message and status 2; an unwritable page status 1") {

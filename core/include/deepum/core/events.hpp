@@ -43,6 +43,9 @@ struct KernelLaunch {
   // The CUcontext it was launched in, as an opaque id (0: not known): which device's engine
   // orders its moves. Not written to trace files.
   std::uint64_t context = 0;
+  // deepum decided moves or waits for it (enqueued before it, or held its launch call): its GPU
+  // wait counts as one behind deepum's moves. Not written to trace files.
+  bool behind_moves = false;
 };
 
 // Every managed pointer a launch's arguments hold, with the bytes each reaches (as

@@ -116,9 +116,12 @@ class StreamOrderedEvictor {
   // entry, has returned: the driver has enqueued it. Any thread; takes no lock of the engine's.
   void operation_enqueued() noexcept { unenqueued_.enqueued(); }
   // What was enqueued before one launch: the ranges evicted, discarded (dead, dropped) and
-  // prefetched (empty: none, or the driver refused; the first refusal is logged).
+  // prefetched (empty: none, or the driver refused; the first refusal is logged), and whether the
+  // launch was ordered behind deepum's moves at all (any move decided for it, a wait for one in its
+  // stream, or host work before it returns).
   struct Moves {
     std::vector<core::AddressRange> evicted, discarded, prefetched;
+    bool behind_moves = false;
   };
   // Program threads, inside the launch callback at API entry (before the launch is enqueued):
   // enqueues what must come before the launch.
