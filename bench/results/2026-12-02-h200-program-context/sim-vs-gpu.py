@@ -3,7 +3,8 @@
 has a committed trace, replayed at the run's own resident limit (its statistics'
 resident_limit_bytes), against the run's median step. ZOO_DIR: an unpacked zoo output (zoo.json,
 and logs/ from zoo-logs.tar.gz), with :N where main is build [N] of two (default 1). Traces as unpacked by
-bench/sim_traces.sh (unpack_sim_traces), each replayed with its sim_window."""
+bench/sim_traces.sh (unpack_sim_traces), each replayed with its sim_window; MACHINE=FILE.json
+replays with that machine model (deepum-sim's --machine)."""
 import json
 import os
 import re
@@ -33,7 +34,7 @@ def main():
             limit = json.load(open(stats))["resident_limit_bytes"]
             name = TRACE[run["workload"]]
             out = subprocess.run([sim, "replay", os.path.join(traces, name + ".dtrace"), "--limit", f"{limit}B",
-                                  "--policy", "deepum-swap", *WINDOW.get(name, ["--iterations", "5", "--warmup", "2"])],
+                                  "--policy", "deepum-swap", *(["--machine", os.environ["MACHINE"]] if os.environ.get("MACHINE") else []), *WINDOW.get(name, ["--iterations", "5", "--warmup", "2"])],
                                  capture_output=True, text=True, check=True).stdout
             step = next(float(line.split()[1]) for line in out.splitlines() if line.startswith("deepum-swap "))
             print(f"{run['workload']:<12} {mode:<15} {limit / 2**30:>9.2f} {run['median_ms']:>8.1f} {step:>8.1f} "
