@@ -600,6 +600,16 @@ void LaunchOrderedResidency::choose_victims(std::uint64_t bytes, std::uint64_t n
   for (const AddressRange& range : decision.discard) stats_.discarded_bytes += range.bytes;
 }
 
+std::uint64_t LaunchOrderedResidency::fresh_users_before(const Block& block, std::uint64_t stream) const {
+  if (!fresh(block)) return kNotFresh;
+  // Never named nor taken back since its range was allocated: no user (an unnamed one would have
+  // ended its freshness). named_at also covers a pointer table's kernels (on_buffer_handed_out).
+  if (block.dead_at == 0) return block.named_at == 0 ? 0 : kUsersInAnotherStream;
+  // Taken back before it was handed out again: its users come before that, in that stream.
+  if (block.dead_stream != stream) return kUsersInAnotherStream;
+  return std::max(block.dead_at, block.named_at);
+}
+
 std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now,
                                            std::uint64_t stream) {
   Range* held = range_holding(pointer);
@@ -613,6 +623,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     Block& block = range.blocks[index];
     if (naming_indirect_) block.indirect = true;
     if (block.named_at == now) continue;
+    const std::uint64_t fresh_users = fresh_users_before(block, stream);
     if ((block.resident && block.named_stream != stream) || named_beside_unfollowed(block, stream))
       block.other_streams = true;
     note_other_streams(block, stream);
@@ -628,7 +639,7 @@ std::uint64_t LaunchOrderedResidency::name(std::uint64_t pointer, std::uint64_t 
     named_.emplace_back(&range, index);
     named_after_placement_ = std::max(named_after_placement_, block.placed_by);
     // Whatever this launch does with it, it holds the program's data from here on.
-    named_fresh_.push_back(fresh(block));
+    named_fresh_.push_back(fresh_users);
     block.fresh_epoch = 0;
   }
   return new_bytes;
@@ -801,7 +812,7 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
   // A fresh part is placed when it is a whole block (the driver drops and places whole pages);
   // without prefetching, only fresh parts move.
   const auto placed = [this](std::size_t i) {
-    return options_.place_fresh && named_fresh_[i] &&
+    return options_.place_fresh && named_fresh_[i] != kNotFresh &&
            part(*named_[i].first, named_[i].second).bytes == kBlockBytes;
   };
   std::uint64_t wanted_bytes = 0;
@@ -841,6 +852,11 @@ void LaunchOrderedResidency::plan_fetch(LaunchEviction& decision) {
       append_merged(decision.place, last_placed, range, part(*range, index));
       range->blocks[index].placed_by = placements_decided_ + 1;
       decision.place_after_eviction = std::max(decision.place_after_eviction, block.evicted_by);
+      if (named_fresh_[i] == kUsersInAnotherStream) {
+        decision.place_after_stream_work = true;
+      } else {
+        decision.place_after_launch = std::max(decision.place_after_launch, named_fresh_[i]);
+      }
       stats_.placed_bytes += kBlockBytes;
     } else if (options_.prefetch && fits) {
       append_merged(decision.fetch, last_fetched, range, part(*range, index));

@@ -177,6 +177,7 @@ json moves_json(const LaunchOrderedStats& m) {
 json engine_json(const EngineCounters& e) {
   return {{"moves", moves_json(e.moves)},
           {"evictions_after_marker", e.evictions_after_marker},
+          {"placements_after_marker", e.placements_after_marker},
           {"skipped_capturing", e.skipped_capturing},
           {"skipped_busy", e.skipped_busy},
           {"held_by_value_waits", e.held_by_value_waits},

@@ -40,6 +40,7 @@ core::EngineCounters engine_counters(StreamOrderedEvictor& evictor) {
   core::EngineCounters e;
   e.moves = evictor.stats();
   e.evictions_after_marker = evictor.evictions_after_marker();
+  e.placements_after_marker = evictor.placements_after_marker();
   e.skipped_capturing = evictor.skipped_capturing();
   e.skipped_busy = evictor.skipped_busy();
   e.held_by_value_waits = evictor.held_by_value_waits();

@@ -940,11 +940,8 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   CUmemLocation gpu{};
   gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
   gpu.id = device_;
-  // After the launch stream's work so far: PyTorch hands a block freed on a stream out again on
-  // that stream at once, so its earlier users there may not have run yet, and dropping contents
-  // under a running kernel is undefined.
-  CUresult r = event_record.get()(program_done_, stream);
-  if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
+  // After the blocks' earlier users: dropping contents under a kernel still running is undefined.
+  CUresult r = wait_for_placed_users(stream, decision);
   // After the discards whose room it may take, and the copies back ahead: a block copied back ahead
   // that died and was handed out again is placed after that copy.
   for (CUevent before : {discard_in_flight(), every_placement_in_flight()[1]}) {
@@ -991,6 +988,22 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   if (r != CUDA_SUCCESS) work.stream_syncs.push_back(discard_stream_);
   // The copies back read the slots until this placement is done.
   release_after_moves(decision.restore);
+}
+
+CUresult StreamOrderedEvictor::wait_for_placed_users(CUstream stream, const core::LaunchEviction& decision) {
+  // PyTorch hands a block freed on a stream out again on that stream at once, so its users there
+  // may not have run yet: a progress marker past them where one shows it, else the stream's work
+  // so far (whose wait holds this thread in the placement call until the GPU has run it).
+  if (!decision.place_after_stream_work && decision.place_after_launch == 0) return CUDA_SUCCESS;
+  if (!decision.place_after_stream_work) {
+    if (CUevent users_done = marker_after(stream, decision.place_after_launch); users_done != nullptr) {
+      placements_after_marker_.fetch_add(1, std::memory_order_relaxed);
+      return stream_wait_event.get()(discard_stream_, users_done, 0);
+    }
+  }
+  CUresult r = event_record.get()(program_done_, stream);
+  if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
+  return r;
 }
 
 CUresult StreamOrderedEvictor::discard_and_prefetch_to(const std::vector<core::AddressRange>& ranges,

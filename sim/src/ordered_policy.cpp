@@ -272,10 +272,13 @@ Nanoseconds OrderedPolicy::carry_out(core::LaunchEviction& d, Executor& executor
     wait_issued(m,
                 {d.fetch_waits_for_eviction, d.after_drop, d.place_after_eviction, d.ahead_after_eviction});
   if (!d.place.empty() || !d.restore.empty()) {
-    // After the discards and copies back ahead issued before (the room, a block that died).
-    const Nanoseconds earliest =
-        std::max({stream_so_far, room, done_by(eviction_done_, d.place_after_eviction), discard_stream_free_,
-                  drop_stream_free_, restore_stream_free_});
+    // After the blocks' earlier users (a progress marker past them, else the stream's work so far),
+    // and the discards and copies back ahead issued before (the room, a block that died).
+    const Nanoseconds users = d.place_after_stream_work   ? stream_so_far
+                              : d.place_after_launch == 0 ? 0
+                                                          : users_done(d.place_after_launch, stream_so_far);
+    const Nanoseconds earliest = std::max({users, room, done_by(eviction_done_, d.place_after_eviction),
+                                           discard_stream_free_, drop_stream_free_, restore_stream_free_});
     const Nanoseconds placed = occupy_stream(
         m, earliest,
         us_to_ns(m.place_call_us) + transfer_ns(bytes_of(d.place) + bytes_of(d.restore), m.place_gb_per_s),

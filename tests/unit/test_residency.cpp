@@ -1210,6 +1210,44 @@ TEST_CASE("with discarding, victims in the allocator's cache are dropped first, 
   CHECK(plain.stats().dead_returned_bytes == 0);
 }
 
+TEST_CASE("a placement follows its blocks' earlier users in the launch's stream, not all its work") {
+  constexpr std::uint64_t kS = 0x5000, kOther = 0x6000;
+  LaunchOrderedResidency model(16 * kMiB, 4 * kMiB,
+                               {.prefetch = true, .discard_dead = true, .place_fresh = true});
+  model.on_range_allocated(kBase, 64 * kMiB);
+  const auto in = [](std::uint64_t stream, KernelLaunch launch) {
+    launch.stream = stream;
+    return launch;
+  };
+  // Never named since allocated: no earlier user to follow.
+  const LaunchEviction first = model.before_launch(in(kS, launch_naming(kBase, 8 * kMiB)));  // operation 1
+  CHECK(first.place == std::vector<AddressRange>{{kBase, 8 * kMiB}});
+  CHECK(first.place_after_launch == 0);
+  CHECK(!first.place_after_stream_work);
+  model.before_launch(in(kS, launch_naming(kBase + 8 * kMiB, 8 * kMiB)));  // 2
+  // 0..4 taken back on the launch's stream after operation 2, 4..8 on another stream.
+  model.on_buffer_returned(kBase, 4 * kMiB, kS);
+  model.on_buffer_returned(kBase + 4 * kMiB, 4 * kMiB, kOther);
+  // A launch naming the whole limit takes every other block out.
+  model.before_launch(in(kS, launch_naming(kBase + 32 * kMiB, 16 * kMiB)));  // 3
+  model.before_launch(in(kS, launch_naming(kBase + 48 * kMiB, 2 * kMiB)));   // 4
+  model.on_buffer_handed_out(kBase, 8 * kMiB);
+  // Taken back on the launch's stream: the placement follows the operation it was taken back at.
+  const LaunchEviction same = model.before_launch(in(kS, launch_naming(kBase, 4 * kMiB)));
+  CHECK(same.place == std::vector<AddressRange>{{kBase, 4 * kMiB}});
+  CHECK(same.place_after_launch == 2);
+  CHECK(!same.place_after_stream_work);
+  // Taken back on another stream: all the launch stream's work so far.
+  const LaunchEviction other = model.before_launch(in(kS, launch_naming(kBase + 4 * kMiB, 4 * kMiB)));
+  CHECK(other.place == std::vector<AddressRange>{{kBase + 4 * kMiB, 4 * kMiB}});
+  CHECK(other.place_after_stream_work);
+  // Named again, evicted, named again: copied back, never placed.
+  model.before_launch(in(kS, launch_naming(kBase + 16 * kMiB, 16 * kMiB)));
+  const LaunchEviction back = model.before_launch(in(kS, launch_naming(kBase, 4 * kMiB)));
+  CHECK(back.place.empty());
+  CHECK(back.place_after_launch == 0);
+}
+
 TEST_CASE("with placing, fresh blocks the first launch finds evicted are placed, not copied") {
   constexpr std::uint64_t kLimit = 16 * kMiB;
   constexpr std::uint64_t kStream = 0x5000;

@@ -61,7 +61,8 @@ struct ProgramThreadCost {
 // The engine that orders moves before launches (StreamOrderedEvictor), when it ran.
 struct EngineCounters {
   LaunchOrderedStats moves;
-  std::uint64_t evictions_after_marker = 0;  // started after their victims' last users
+  std::uint64_t evictions_after_marker = 0;   // started after their victims' last users
+  std::uint64_t placements_after_marker = 0;  // after their blocks' earlier users, not all the stream's work
   std::uint64_t skipped_capturing = 0, skipped_busy = 0;
   std::uint64_t held_by_value_waits = 0;  // moved nothing: a program's stream memory wait might wait
   std::uint64_t eviction_failures = 0, prefetch_failures = 0;

@@ -63,14 +63,25 @@ struct LaunchEviction {
   std::uint64_t fetch_waits_for_eviction = 0;
   // With placing: what the launch names that is fresh (whole 2 MB blocks of a buffer the program's
   // allocator handed out, not named by any launch since) and not resident: made resident without
-  // copying what the host holds (nothing the program wrote), after the launch stream's work so far
-  // (the block's earlier users there, which PyTorch reuses it behind), into the evictions' room;
-  // the launch waits for it. Counted with `fetch` against the room, but placed even when the two
-  // do not fit (the launch writes these blocks, so faulting them in would make them resident too).
+  // copying what the host holds (nothing the program wrote), after the block's earlier users
+  // (place_after_launch), into the evictions' room; the launch waits for it. Counted with `fetch` against the
+  // room, but placed even when the two do not fit (the launch writes these blocks, so faulting them in would
+  // make them resident too).
   std::vector<AddressRange> place;
   // The latest eviction (eviction_number numbering) that moved one of `place` out: the placement
   // must not run beside it, whichever stream's launch asked for it.
   std::uint64_t place_after_eviction = 0;
+  // The operation of the launch's stream that the earlier users of `place` come before, which the
+  // placement follows as a discard does (discard_after_launch): where each block was taken back by
+  // the allocator (or named, where later). PyTorch hands a block out again on the stream it was
+  // taken back on, behind its users there, and on another only once its users have run. Not the
+  // stream's work so far: the driver's placement call would hold the program's thread until the
+  // GPU has run it. 0: no earlier user (never named since allocated). Swapped blocks copied back
+  // (`restore`) follow their swap alone, as copies back ahead do.
+  std::uint64_t place_after_launch = 0;
+  // A block taken back on another stream than the launch's: the placement follows the launch
+  // stream's work so far.
+  bool place_after_stream_work = false;
   // This decision's own eviction's number (when `evict` is not empty): 1, 2, ... in decision order.
   std::uint64_t eviction_number = 0;
   // This decision's placement's number (when `place` is not empty), numbered alike.
@@ -430,6 +441,8 @@ class LaunchOrderedResidency {
   // Marks the blocks [pointer, pointer + extent) names (extent 0: to the end of its allocation) as
   // named by `now` in `stream`, into named_; returns the bytes among them not resident yet.
   std::uint64_t name(std::uint64_t pointer, std::uint64_t extent, std::uint64_t now, std::uint64_t stream);
+  // For named_fresh_: where a fresh block's earlier users come before, named now in `stream`.
+  std::uint64_t fresh_users_before(const Block& block, std::uint64_t stream) const;
   bool naming_indirect_ = false;  // name() marks the blocks it names Block::indirect
   // Starts an operation's naming: clears the scratch; with `unnamed` (it may reach memory it does
   // not name) or not `may_evict` (with swapping), returns the swapped blocks to copy back first.
@@ -618,8 +631,11 @@ class LaunchOrderedResidency {
   std::uint64_t latest_unnamed_ = 0;           // the latest such operation in any stream
   std::uint64_t enqueued_below_ = UINT64_MAX;  // see set_enqueued_below
   bool fresh(const Block& block) const { return block.fresh_epoch == fresh_epoch_; }
-  std::vector<LruEntry> named_;    // scratch, kept to avoid allocating per launch
-  std::vector<bool> named_fresh_;  // per named_ entry: fresh when named (scratch)
+  std::vector<LruEntry> named_;  // scratch, kept to avoid allocating per launch
+  // Per named_ entry, when fresh as named: the operation of the launch's stream its earlier users
+  // come before (see LaunchEviction::place_after_launch), kUsersInAnotherStream, or kNotFresh.
+  std::vector<std::uint64_t> named_fresh_;  // scratch
+  static constexpr std::uint64_t kNotFresh = ~std::uint64_t{0}, kUsersInAnotherStream = kNotFresh - 1;
   LaunchOrderedStats stats_;
 };
 

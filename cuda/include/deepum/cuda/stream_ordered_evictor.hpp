@@ -216,6 +216,11 @@ class StreamOrderedEvictor {
   std::uint64_t evictions_after_marker() const {
     return evictions_after_marker_.load(std::memory_order_relaxed);
   }
+  // Placements that followed their blocks' earlier users (a progress marker), not the launch
+  // stream's work so far.
+  std::uint64_t placements_after_marker() const {
+    return placements_after_marker_.load(std::memory_order_relaxed);
+  }
 
   // Events for the ends of moves: enough for every move the GPU has not reached yet (the host
   // runs up to a training step ahead; GPT-2 124M at 3x decided 262 evictions in 11 steps, and
@@ -289,6 +294,9 @@ class StreamOrderedEvictor {
   CUresult wait_in_program_stream(CUstream stream, EvictionRef eviction, HostWork& work);
   // One of our streams waits for the eviction: the eviction thread must have issued it first.
   CUresult wait_in_own_stream(CUstream ours, EvictionRef eviction);
+  // The discard stream waits for the earlier users of what the decision places (place_after_launch,
+  // place_after_stream_work), in the program's `stream`.
+  CUresult wait_for_placed_users(CUstream stream, const core::LaunchEviction& decision);
   bool finished(const InFlight& move) const;
   // Under mutex_: tells the model which evictions alongside the program have ended (their room is
   // free), asking only of the oldest in flight (they end in the order issued).
@@ -456,7 +464,7 @@ class StreamOrderedEvictor {
   std::uint64_t last_poll_ = 0;
   std::atomic<std::uint64_t> skipped_capturing_{0}, failures_{0}, skipped_busy_{0}, prefetch_failures_{0};
   std::atomic<std::uint64_t> held_by_value_waits_{0};
-  std::atomic<std::uint64_t> evictions_after_marker_{0};
+  std::atomic<std::uint64_t> evictions_after_marker_{0}, placements_after_marker_{0};
   std::atomic<std::uint64_t> swap_store_failed_{0};  // the first logs that swapping stopped
   std::atomic<std::uint64_t> swap_store_pin_ns_{0};
   std::array<std::atomic<std::uint64_t>, 4> enqueue_ns_{};  // by Move
