@@ -720,13 +720,9 @@ bool StreamOrderedEvictor::issue(CUstream stream, core::LaunchEviction& decision
     // operation each was taken back at (or named at since), shown run by a progress marker, else
     // the stream's work so far. Dropped (and placed on the host, unless discard_in_place_) in one
     // call, nothing copied, on the drop stream: not behind evictions or placements.
-    if (CUevent users_done = marker_after(stream, decision.discard_after_launch); users_done != nullptr) {
-      r = stream_wait_event.get()(drop_stream_, users_done, 0);
-    } else {
-      r = event_record.get()(program_done_, stream);
-      program_done_recorded = r == CUDA_SUCCESS;
-      if (r == CUDA_SUCCESS) r = stream_wait_event.get()(drop_stream_, program_done_, 0);
-    }
+    bool by_marker = false;
+    r = follow_program(drop_stream_, stream, decision.discard_after_launch, by_marker);
+    program_done_recorded = !by_marker;
     // A block copied back ahead may die before anything names it: not dropped beside that copy.
     if (CUevent ahead = every_placement_in_flight()[1]; ahead != nullptr && r == CUDA_SUCCESS)
       r = stream_wait_event.get()(drop_stream_, ahead, 0);
@@ -990,19 +986,27 @@ void StreamOrderedEvictor::issue_placement(CUstream stream, core::LaunchEviction
   release_after_moves(decision.restore);
 }
 
+CUresult StreamOrderedEvictor::follow_program(CUstream ours, CUstream stream, std::uint64_t launch,
+                                              bool& by_marker) {
+  if (CUevent users_done = marker_after(stream, launch); users_done != nullptr) {
+    by_marker = true;
+    return stream_wait_event.get()(ours, users_done, 0);
+  }
+  CUresult r = event_record.get()(program_done_, stream);
+  if (r == CUDA_SUCCESS) r = stream_wait_event.get()(ours, program_done_, 0);
+  return r;
+}
+
 CUresult StreamOrderedEvictor::wait_for_placed_users(CUstream stream, const core::LaunchEviction& decision) {
   // PyTorch hands a block freed on a stream out again on that stream at once, so its users there
   // may not have run yet: a progress marker past them where one shows it, else the stream's work
   // so far (whose wait holds this thread in the placement call until the GPU has run it).
   if (!decision.place_after_stream_work && decision.place_after_launch == 0) return CUDA_SUCCESS;
-  if (!decision.place_after_stream_work) {
-    if (CUevent users_done = marker_after(stream, decision.place_after_launch); users_done != nullptr) {
-      placements_after_marker_.fetch_add(1, std::memory_order_relaxed);
-      return stream_wait_event.get()(discard_stream_, users_done, 0);
-    }
-  }
-  CUresult r = event_record.get()(program_done_, stream);
-  if (r == CUDA_SUCCESS) r = stream_wait_event.get()(discard_stream_, program_done_, 0);
+  bool by_marker = false;
+  const CUresult r =
+      follow_program(discard_stream_, stream,
+                     decision.place_after_stream_work ? kAllWork : decision.place_after_launch, by_marker);
+  if (by_marker) placements_after_marker_.fetch_add(1, std::memory_order_relaxed);
   return r;
 }
 

@@ -294,6 +294,11 @@ class StreamOrderedEvictor {
   CUresult wait_in_program_stream(CUstream stream, EvictionRef eviction, HostWork& work);
   // One of our streams waits for the eviction: the eviction thread must have issued it first.
   CUresult wait_in_own_stream(CUstream ours, EvictionRef eviction);
+  // `ours` waits for the program's `stream` up to and including its operation `launch`: a progress
+  // marker recorded after it, where one shows it (`by_marker`), else the stream's work so far
+  // (kAllWork: always that).
+  CUresult follow_program(CUstream ours, CUstream stream, std::uint64_t launch, bool& by_marker);
+  static constexpr std::uint64_t kAllWork = UINT64_MAX;  // no marker is recorded after it
   // The discard stream waits for the earlier users of what the decision places (place_after_launch,
   // place_after_stream_work), in the program's `stream`.
   CUresult wait_for_placed_users(CUstream stream, const core::LaunchEviction& decision);
