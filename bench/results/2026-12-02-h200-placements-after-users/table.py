@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """table.py CALL...: for every zoo run at 2x in the calls' archives (callN-zoo.tar.gz, in this
-folder), main ([1], A) against placements after their blocks' earlier users ([2], B): the step
-(median of steps 1-7), x floor, the program thread's time in move calls per step, and from the
+folder; or an archive's path in place of N, such as a later folder's calls of the same A and B),
+main ([1], A) against placements after their blocks' earlier users ([2], B): the step (median of
+steps 1-7), x floor, the program thread's time in move calls per step, and from the
 statistics the placements ordered after a progress marker; per workload the geometric mean of B/A
 over its calls, then over the workloads."""
 import io
@@ -17,7 +18,11 @@ per_workload = {}
 print(f"{'call':<5} {'at 2x':<12} {'native':>7} {'floor':>7} {'A ms':>7} {'x floor':>7} {'B ms':>7} {'x floor':>7} "
       f"{'B/A':>6} {'A moves':>8} {'B moves':>8} {'B after marker':>14}")
 for call in sys.argv[1:]:
-    with tarfile.open(here / f"call{call}-zoo.tar.gz") as tar:
+    archive = here / f"call{call}-zoo.tar.gz" if call.isdigit() else Path(call)
+    if not call.isdigit():  # labelled by the folder's name after the date and card, and the call
+        folder = archive.resolve().parent.name.split("-h200-")[-1]
+        call = folder + "/" + archive.name.split("-")[0].removeprefix("call")
+    with tarfile.open(archive) as tar:
         rows = {}
         for r in json.load(tar.extractfile("zoo/zoo.json")):
             if r["mode"].startswith("fastest 2x ["):
