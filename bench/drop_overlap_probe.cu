@@ -104,7 +104,8 @@ void copy_out(const Setup& s, const char* array, size_t from = 0, size_t to = SI
   }
 }
 
-// Holds the caller until the driver has dropped the array; ms.
+// Holds the caller until the driver has dropped the array (or placed it on the host), ms. Serial,
+// on the copies' stream, then idle; the other orders on a stream of their own.
 double drop(const Setup& s, const char* array, Order order) {
   CUdeviceptr pointer = bench::address(array);
   size_t size = s.bytes;

@@ -4,6 +4,7 @@
 #   drops free        no call time and no time per byte for drops (cuMemDiscardBatchAsync)
 #   places free       the same for placements (cuMemDiscardAndPrefetchBatchAsync)
 #   places not held   placements do not hold the program's thread until they have run
+#   all three         the three above at once
 #   link free         copies take no time (only their calls do)
 # Each column is the step against the model as it is. From the repository root; stdout.
 set -euo pipefail
@@ -18,6 +19,8 @@ variants = {
     "drops": dict(discard_call_us=0, discard_gb_per_s=1e9),
     "places": dict(place_call_us=0, place_gb_per_s=1e9),
     "unheld": dict(place_holds_thread=False),
+    "three": dict(discard_call_us=0, discard_gb_per_s=1e9, place_call_us=0, place_gb_per_s=1e9,
+                  place_holds_thread=False),
     "link": dict(copy_h2d_gb_per_s=1e9, copy_d2h_gb_per_s=1e9),
 }
 for name, change in variants.items():
@@ -29,11 +32,12 @@ step() {  # TRACE MACHINE: deepum-swap's step ms at 2x
     --policy deepum-swap --json |
     python3 -c 'import json, sys; print("%.1f" % (json.load(sys.stdin)["policies"][0]["step_ns"] / 1e6))'
 }
-printf '%-12s %8s %12s %12s %16s %10s\n' trace "step ms" "drops free" "places free" "places not held" "link free"
+printf '%-12s %8s %12s %12s %12s %12s %12s\n' trace "step ms" "drops free" "places free" "not held" \
+  "all three" "link free"
 for t in gpt2 resnet llama-1b bert-large t5-base densenet201 sweep; do
   base=$(step "$1" "$t" h200)
   line=$(printf '%-12s %8s' "$t" "$base")
-  for v in drops places unheld link; do
+  for v in drops places unheld three link; do
     line+=$(printf ' %12.3f' "$(echo "$(step "$1" "$t" "$v") / $base" | bc -l)")
   done
   echo "$line"
